@@ -1,0 +1,85 @@
+import type { Grammar } from 'langium';
+import { DefaultTokenBuilder, type TokenBuilderOptions } from 'langium';
+import { Lexer, type CustomPatternMatcherFunc, type IMultiModeLexerDefinition, type TokenType } from 'chevrotain';
+
+/**
+ * Calvin source is lexed in three modes (language.md §1):
+ * - `java`: ordinary code; annotation keywords are plain identifiers here;
+ * - `block`: inside `/*@ ... *\/`, left by `*\/`;
+ * - `line`: inside `//@ ...`, left by the end of the line.
+ * Primes, `\old`-style tokens and the annotation keywords exist only in the
+ * two annotation modes.
+ */
+export const ANNOTATION_KEYWORDS = [
+    'writable_if', 'invariant', 'environment', 'requires', 'ensures', 'abstraction',
+    'step', 'stutter', 'loop_invariant', 'ghost', 'set', 'assume', 'witness',
+] as const;
+
+const ANNOTATION_ONLY_TOKENS = new Set<string>([
+    ...ANNOTATION_KEYWORDS, '\\old', '\\result', '\\forall', '\\exists', 'PRIME',
+]);
+
+export const MODE_JAVA = 'java';
+export const MODE_BLOCK = 'block';
+export const MODE_LINE = 'line';
+
+/** A leading `@` on a continuation line of a block annotation (or right before `*\/`) is ignored, as in JML. */
+const continuationAt: CustomPatternMatcherFunc = (text, offset) => {
+    if (text.charCodeAt(offset) !== 64 /* @ */) return null;
+    let i = offset - 1;
+    while (i >= 0 && (text[i] === ' ' || text[i] === '\t')) i--;
+    const atLineStart = i < 0 || text[i] === '\n' || text[i] === '\r' || (i >= 2 && text.slice(i - 2, i + 1) === '/*@');
+    let j = offset;
+    while (text.charCodeAt(j) === 64) j++;
+    if (!atLineStart && !text.startsWith('*/', j)) return null;
+    const match = [text.slice(offset, j)] as unknown as RegExpExecArray;
+    return match;
+};
+
+export class CalvinTokenBuilder extends DefaultTokenBuilder {
+
+    override buildTokens(grammar: Grammar, options?: TokenBuilderOptions): IMultiModeLexerDefinition {
+        const all = super.buildTokens(grammar, options) as TokenType[];
+        const byName = new Map(all.map(t => [t.name, t]));
+        const get = (name: string): TokenType => {
+            const t = byName.get(name);
+            if (!t) throw new Error(`Calvin grammar has no token ${name}`);
+            return t;
+        };
+        const blockStart = get('/*@');
+        const lineStart = get('//@');
+        const blockEnd = get('*/');
+        const eol = get('ANNOT_EOL');
+        const ws = get('WS');
+        blockStart.PUSH_MODE = MODE_BLOCK;
+        lineStart.PUSH_MODE = MODE_LINE;
+        blockEnd.POP_MODE = true;
+        eol.POP_MODE = true;
+        eol.LINE_BREAKS = true;
+
+        const special = new Set(['/*@', '//@', '*/', 'ANNOT_EOL', 'WS', 'SL_COMMENT', 'ML_COMMENT']);
+        const common = all.filter(t => !special.has(t.name) && !ANNOTATION_ONLY_TOKENS.has(t.name));
+        const annotationOnly = all.filter(t => ANNOTATION_ONLY_TOKENS.has(t.name));
+        const slComment = get('SL_COMMENT');
+        const mlComment = get('ML_COMMENT');
+
+        const inlineWs: TokenType = { name: 'WS_INLINE', PATTERN: /[ \t\f]+/, GROUP: Lexer.SKIPPED };
+        const atContinuation: TokenType = {
+            name: 'AT_CONTINUATION', PATTERN: continuationAt, GROUP: Lexer.SKIPPED,
+            LINE_BREAKS: false, START_CHARS_HINT: ['@'],
+        };
+        // Inside a block annotation a `//` comment must stop before `*/`.
+        const blockSlComment: TokenType = {
+            name: 'BLOCK_SL_COMMENT', PATTERN: /\/\/(?:(?!\*\/)[^\n\r])*/, GROUP: 'hidden',
+        };
+
+        // Keywords must come before ID (longest keyword first, as the default builder sorts them).
+        const java = [blockStart, lineStart, ws, mlComment, slComment, ...common];
+        const block = [blockEnd, ws, atContinuation, blockSlComment, mlComment, ...annotationOnly, ...common];
+        const line = [eol, inlineWs, slComment, mlComment, ...annotationOnly, ...common];
+        return {
+            modes: { [MODE_JAVA]: java, [MODE_BLOCK]: block, [MODE_LINE]: line },
+            defaultMode: MODE_JAVA,
+        };
+    }
+}

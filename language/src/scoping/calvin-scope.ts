@@ -1,0 +1,141 @@
+import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, ReferenceInfo, Scope } from 'langium';
+import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck } from 'langium';
+import * as ast from '../generated/ast.js';
+import { annotatedTarget, classFields, classMethods, globalFields } from '../ast-utils.js';
+import { BUILTIN_CLASS_NAME } from '../builtins.js';
+import type { CalvinTypeSystem } from '../types/calvin-types.js';
+
+/**
+ * Exports the program-wide names of a file: classes, globals (also ghost
+ * ones), top-level procedures and threads. Declarations are global across the
+ * files of a workspace (language.md §2).
+ */
+export class CalvinScopeComputation extends DefaultScopeComputation {
+    override async collectExportedSymbols(document: LangiumDocument, cancelToken = Cancellation.CancellationToken.None): Promise<AstNodeDescription[]> {
+        const program = document.parseResult.value as ast.Program;
+        const exports: AstNodeDescription[] = [];
+        for (const d of program.decls) {
+            await interruptAndCheck(cancelToken);
+            if (ast.isClassDecl(d) || ast.isThreadDecl(d) || ast.isMethodDecl(d) || ast.isFieldDecl(d)) {
+                if (d.name) exports.push(this.descriptions.createDescription(d, d.name, document));
+            }
+        }
+        for (const g of globalFields(program)) {
+            if (ast.isGhostField(g) && g.name) exports.push(this.descriptions.createDescription(g, g.name, document));
+        }
+        return exports;
+    }
+}
+
+/**
+ * Name resolution with Java's rules: locals declared earlier in enclosing
+ * blocks, parameters, quantifier variables, members of the enclosing class,
+ * then globals. Member access resolves against the receiver's static type.
+ */
+export class CalvinScopeProvider extends DefaultScopeProvider {
+    private readonly types: () => CalvinTypeSystem;
+    private readonly documents: LangiumDocuments;
+
+    constructor(services: LangiumCoreServices & { types: { TypeSystem: CalvinTypeSystem } }) {
+        super(services);
+        this.types = () => services.types.TypeSystem;
+        this.documents = services.shared.workspace.LangiumDocuments;
+    }
+
+    override getScope(context: ReferenceInfo): Scope {
+        const container = context.container;
+        if (ast.isMemberAccess(container) && context.property === 'member') {
+            return this.memberScope(container);
+        }
+        if (ast.isTypeRef(container) || (ast.isNewExpr(container))) {
+            return this.getGlobalScope(ast.ClassDecl.$type, context);
+        }
+        if (ast.isAnyObjectField(container)) {
+            return this.createScopeForNodes(this.allInstanceFields());
+        }
+        if (ast.isNameExpr(container)) {
+            return this.lexicalScope(container, this.getGlobalScope('NamedElement', context));
+        }
+        return super.getScope(context);
+    }
+
+    /** Locals, parameters, quantifier variables and class members visible at `node`, outside-in chained to globals. */
+    private lexicalScope(node: AstNode, globals: Scope): Scope {
+        const layers: AstNode[][] = [];
+        let child: AstNode = node;
+        let current: AstNode | undefined = node.$container;
+        while (current) {
+            if (ast.isQuantifiedExpr(current) && current.variable) layers.push([current.variable]);
+            else if (ast.isBlock(current)) {
+                const index = current.stmts.indexOf(child as ast.Statement);
+                const locals = current.stmts.slice(0, index < 0 ? current.stmts.length : index).filter(ast.isLocalVarDecl);
+                layers.push(locals);
+            } else if (ast.isForStmt(current) && ast.isLocalVarDecl(current.init) && child !== current.init) {
+                layers.push([current.init]);
+            } else if (ast.isMethodDecl(current)) {
+                layers.push(current.params);
+            } else if (ast.isAnnotation(current)) {
+                // requires/ensures/abstraction written before a method see its parameters
+                const target = annotatedTarget(current);
+                if (ast.isMethodDecl(target)) layers.push(target.params);
+            } else if (ast.isClassDecl(current)) {
+                layers.push([...classFields(current), ...classMethods(current), ...this.builtinHolder()]);
+            }
+            child = current;
+            current = current.$container;
+        }
+        let scope = globals;
+        for (let i = layers.length - 1; i >= 0; i--) {
+            if (layers[i].length > 0) scope = this.createScopeForNodes(layers[i], scope);
+        }
+        return scope;
+    }
+
+    private memberScope(access: ast.MemberAccess): Scope {
+        const receiverType = this.types().typeOf(access.receiver);
+        switch (receiverType.kind) {
+            case 'class': {
+                const cls = receiverType.decl;
+                return this.createScopeForNodes([...classFields(cls), ...classMethods(cls), ...this.builtinHolder()]);
+            }
+            case 'classref': {
+                const cls = receiverType.decl;
+                return this.createScopeForNodes([...classFields(cls), ...classMethods(cls)]);
+            }
+            case 'array':
+                return this.createScopeForNodes(this.builtinMembers());
+            default:
+                return EMPTY_SCOPE;
+        }
+    }
+
+    private builtinClass(): ast.ClassDecl | undefined {
+        for (const doc of this.documents.all) {
+            const program = doc.parseResult.value as ast.Program;
+            for (const d of program.decls) {
+                if (ast.isClassDecl(d) && d.name === BUILTIN_CLASS_NAME) return d;
+            }
+        }
+        return undefined;
+    }
+
+    private builtinMembers(): Array<ast.FieldDecl | ast.GhostField> {
+        const cls = this.builtinClass();
+        return cls ? classFields(cls) : [];
+    }
+
+    private builtinHolder(): Array<ast.FieldDecl | ast.GhostField> {
+        return this.builtinMembers().filter(f => f.name === 'holder');
+    }
+
+    private allInstanceFields(): Array<ast.FieldDecl | ast.GhostField> {
+        const result: Array<ast.FieldDecl | ast.GhostField> = [];
+        for (const doc of this.documents.all) {
+            for (const cls of AstUtils.streamAllContents(doc.parseResult.value).filter(ast.isClassDecl)) {
+                if (cls.name === BUILTIN_CLASS_NAME) continue;
+                result.push(...classFields(cls).filter(f => !f.modifiers.includes('static')));
+            }
+        }
+        return result;
+    }
+}
