@@ -177,3 +177,23 @@ export function hasAbstraction(method: ast.MethodDecl): boolean {
 export function isLoop(node: AstNode | undefined): node is ast.WhileStmt | ast.ForStmt {
     return ast.isWhileStmt(node) || ast.isForStmt(node);
 }
+
+/**
+ * Ids of single-instance threads: 1..k in declaration order (language.md §2),
+ * over the files of the program ordered by URI.
+ */
+export function threadIds(programs: Iterable<ast.Program>): Map<ast.ThreadDecl, number> {
+    const ordered = [...programs].sort((a, b) => uriOf(a).localeCompare(uriOf(b)));
+    const ids = new Map<ast.ThreadDecl, number>();
+    let next = 1;
+    for (const p of ordered) {
+        for (const d of p.decls) {
+            if (ast.isThreadDecl(d) && d.count === undefined && !d.star) ids.set(d, next++);
+        }
+    }
+    return ids;
+}
+
+function uriOf(p: ast.Program): string {
+    return p.$document?.uri.toString() ?? '';
+}

@@ -7,3 +7,4 @@ export * from './types/calvin-types.js';
 export * from './parser/calvin-token-builder.js';
 export * from './validation/calvin-validator.js';
 export * from './workspace/load.js';
+export * from './workspace/programs.js';

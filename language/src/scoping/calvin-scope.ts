@@ -2,6 +2,7 @@ import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument,
 import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck } from 'langium';
 import * as ast from '../generated/ast.js';
 import { annotatedTarget, classFields, classMethods, globalFields } from '../ast-utils.js';
+import { topLevelDeclarations } from '../workspace/programs.js';
 import { BUILTIN_CLASS_NAME } from '../builtins.js';
 import type { CalvinTypeSystem } from '../types/calvin-types.js';
 
@@ -48,15 +49,21 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
             return this.memberScope(container);
         }
         if (ast.isTypeRef(container) || (ast.isNewExpr(container))) {
-            return this.getGlobalScope(ast.ClassDecl.$type, context);
+            return this.ownFileFirst(container, this.getGlobalScope(ast.ClassDecl.$type, context), ast.isClassDecl);
         }
         if (ast.isAnyObjectField(container)) {
             return this.createScopeForNodes(this.allInstanceFields());
         }
         if (ast.isNameExpr(container)) {
-            return this.lexicalScope(container, this.getGlobalScope('NamedElement', context));
+            return this.lexicalScope(container, this.ownFileFirst(container, this.getGlobalScope('NamedElement', context), () => true));
         }
         return super.getScope(context);
+    }
+
+    /** A file's own top-level declarations shadow those of other files (see programs.ts). */
+    private ownFileFirst(node: AstNode, globals: Scope, filter: (d: AstNode) => boolean): Scope {
+        const program = AstUtils.findRootNode(node) as ast.Program;
+        return this.createScopeForNodes(topLevelDeclarations(program).filter(filter), globals);
     }
 
     /** Locals, parameters, quantifier variables and class members visible at `node`, outside-in chained to globals. */
@@ -131,7 +138,7 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
     private allInstanceFields(): Array<ast.FieldDecl | ast.GhostField> {
         const result: Array<ast.FieldDecl | ast.GhostField> = [];
         for (const doc of this.documents.all) {
-            for (const cls of AstUtils.streamAllContents(doc.parseResult.value).filter(ast.isClassDecl)) {
+            for (const cls of (doc.parseResult.value as ast.Program).decls.filter(ast.isClassDecl)) {
                 if (cls.name === BUILTIN_CLASS_NAME) continue;
                 result.push(...classFields(cls).filter(f => !f.modifiers.includes('static')));
             }

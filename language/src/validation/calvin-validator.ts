@@ -48,6 +48,7 @@ export function registerValidationChecks(services: CalvinServices): void {
             (d, accept) => structure.checkLocal(d, accept),
         ],
         QuantVar: (d, accept) => structure.checkLocal(d, accept),
+        TypeRef: (t, accept) => structure.checkCrossFileReference(t, accept),
         AssignStmt: [
             (s, accept) => typeChecks.checkAssign(s, accept),
             (s, accept) => structure.checkAssignTarget(s.target, accept, `Assignment with '${s.op}'`),
@@ -76,6 +77,7 @@ export function registerValidationChecks(services: CalvinServices): void {
         ],
         NameExpr: [
             (e, accept) => typeChecks.checkNameExpr(e, accept),
+            (e, accept) => structure.checkCrossFileReference(e, accept),
             (e, accept) => annotations.checkPrimed(e, accept),
             (e, accept) => annotations.checkGhostUse(e, accept),
         ],

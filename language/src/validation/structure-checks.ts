@@ -3,6 +3,7 @@ import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
 import { classFields, classMethods, hasAbstraction, isFieldDeclaration, isInAnnotation, isLoop } from '../ast-utils.js';
 import { isBuiltinUri } from '../builtins.js';
+import { programOf, topLevelDeclarations } from '../workspace/programs.js';
 import { isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
 import { error } from './codes.js';
 
@@ -35,16 +36,31 @@ export class StructureChecks {
                 seen.set(d.name, d);
             }
         }
-        // Other files of the workspace
-        for (const d of seen.values()) {
-            const other = this.index.allElements().find(e => e.name === d.name
-                && e.documentUri.toString() !== doc.uri.toString() && !isBuiltinUri(e.documentUri)
-                && this.documents.hasDocument(e.documentUri));
-            if (other) {
-                const file = other.documentUri.path.split('/').pop();
-                const where = other.nameSegment ? `${file}:${other.nameSegment.range.start.line + 1}` : file;
-                error(accept, 'name', d, `'${d.name}' is also declared in ${where}; names are global across the files of a program, rename one of them.`, 'name' as never);
+        // Other files of the same program (files linked by references, see programs.ts)
+        const others = programOf(doc, this.documents.all).filter(d => d !== doc);
+        for (const other of others) {
+            for (const od of topLevelDeclarations(other.parseResult.value as ast.Program)) {
+                const mine = seen.get(od.name);
+                if (!mine) continue;
+                const file = other.uri.path.split('/').pop();
+                error(accept, 'name', mine, `'${mine.name}' is also declared in ${file}:${line(od)}, which belongs to the same program; rename one of them.`, 'name' as never);
             }
+        }
+    }
+
+    /** A name this file does not declare must be declared by exactly one other file. */
+    checkCrossFileReference(node: ast.NameExpr | ast.TypeRef, accept: ValidationAcceptor): void {
+        const target = ast.isNameExpr(node) ? node.ref?.ref : node.cls?.ref;
+        if (!target || !ast.isProgram(target.$container)) return;
+        const doc = AstUtils.getDocument(node);
+        const targetDoc = AstUtils.getDocument(target);
+        if (targetDoc === doc || isBuiltinUri(targetDoc.uri)) return;
+        const name = (target as Named).name;
+        const files = this.index.allElements().filter(e => e.name === name && !isBuiltinUri(e.documentUri)
+            && e.documentUri.toString() !== doc.uri.toString()).map(e => e.documentUri.path.split('/').pop()).distinct().toArray();
+        if (files.length > 1) {
+            const property = ast.isNameExpr(node) ? 'ref' : 'cls';
+            error(accept, 'name', node, `'${name}' is declared in several files (${files.join(', ')}); declare it in this file or keep one declaration.`, property as never);
         }
     }
 

@@ -1,0 +1,58 @@
+import type { AstNode, LangiumDocument } from 'langium';
+import { AstUtils } from 'langium';
+import * as ast from '../generated/ast.js';
+import { isBuiltinUri } from '../builtins.js';
+
+/**
+ * Which files form one program. A file's own top-level declarations take
+ * precedence in it; names it does not declare resolve to other files of the
+ * workspace. Files linked by such references (directly or through others) form
+ * one program; a file that refers to no other file and that no file refers to
+ * is a program by itself. So a folder of independent examples is a set of
+ * programs, and a program split over files is one (language.md §2).
+ */
+export function programOf(document: LangiumDocument, all: Iterable<LangiumDocument>): LangiumDocument[] {
+    const docs = [...all].filter(d => !isBuiltinUri(d.uri));
+    const byUri = new Map(docs.map(d => [d.uri.toString(), d]));
+    const parent = new Map<string, string>(docs.map(d => [d.uri.toString(), d.uri.toString()]));
+    const find = (u: string): string => {
+        let r = u;
+        while (parent.get(r) !== r) r = parent.get(r)!;
+        parent.set(u, r);
+        return r;
+    };
+    for (const d of docs) {
+        for (const target of referencedDocuments(d)) {
+            if (byUri.has(target)) parent.set(find(d.uri.toString()), find(target));
+        }
+    }
+    const root = find(document.uri.toString());
+    return docs.filter(d => find(d.uri.toString()) === root)
+        .sort((a, b) => a.uri.toString().localeCompare(b.uri.toString()));
+}
+
+/** URIs of the other documents whose declarations a document refers to. */
+export function referencedDocuments(document: LangiumDocument): Set<string> {
+    const own = document.uri.toString();
+    const result = new Set<string>();
+    for (const ref of document.references) {
+        const target = ("ref" in ref ? ref.ref : undefined) as AstNode | undefined;
+        if (!target) continue;
+        const uri = AstUtils.getDocument(target).uri.toString();
+        if (uri !== own && !isBuiltinUri(uri)) result.add(uri);
+    }
+    return result;
+}
+
+/** The top-level names a file declares (classes, globals, ghost globals, procedures, threads). */
+export function topLevelDeclarations(program: ast.Program): Array<ast.NamedElement> {
+    const result: ast.NamedElement[] = [];
+    for (const d of program.decls) {
+        if (ast.isClassDecl(d) || ast.isThreadDecl(d) || ast.isMethodDecl(d) || ast.isFieldDecl(d)) {
+            if (d.name) result.push(d);
+        } else if (ast.isAnnotation(d)) {
+            for (const c of d.clauses) if (ast.isGhostFieldClause(c) && c.field?.name) result.push(c.field);
+        }
+    }
+    return result;
+}

@@ -1,0 +1,67 @@
+import type { CheckReport, CliDiagnostic } from './diagnostic.js';
+
+export type Format = 'text' | 'json' | 'sarif';
+
+/** `file:line:col: severity [code] message`, like compilers. */
+export function formatText(report: CheckReport): string {
+    const lines = report.diagnostics.map((d: CliDiagnostic) => `${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${d.message}`);
+    const errors = report.diagnostics.filter(d => d.severity === 'error').length;
+    const warnings = report.diagnostics.filter(d => d.severity === 'warning').length;
+    lines.push(`${report.files} file${report.files === 1 ? '' : 's'}, ${report.procedures} procedure${report.procedures === 1 ? '' : 's'}: ` +
+        `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} (${report.timeMs} ms)`);
+    return lines.join('\n') + '\n';
+}
+
+export function formatJson(report: CheckReport): string {
+    return JSON.stringify(report, null, 2) + '\n';
+}
+
+/** Rule descriptions for SARIF (checking.md, "Diagnostics"). */
+const RULES: Record<string, string> = {
+    syntax: 'The file does not parse.',
+    name: 'Unresolved or duplicate name.',
+    type: 'Ill-typed expression or statement, misplaced annotation, or a rule of the language broken.',
+    race: 'A read or write that can race with another thread.',
+    assert: 'An assertion may fail.',
+    null: 'Possible null dereference.',
+    bounds: 'Possible array index out of bounds.',
+    'div-zero': 'Possible division or remainder by zero.',
+    invariant: 'An atomic step may break an invariant.',
+    env: "An atomic step may violate another thread's environment assumption.",
+    abstraction: 'A procedure is not simulated by its abstraction.',
+    'loop-invariant': 'A loop invariant may fail on entry or not be preserved.',
+    unknown: 'The solver could not decide a check.',
+    unchecked: 'Code that no thread reaches and that has no abstraction.',
+};
+
+/** SARIF 2.1.0, one run, one result per diagnostic. */
+export function formatSarif(report: CheckReport, version: string): string {
+    const used = [...new Set(report.diagnostics.map(d => d.code))].sort();
+    const sarif = {
+        $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+        version: '2.1.0',
+        runs: [{
+            tool: {
+                driver: {
+                    name: 'calvin',
+                    version,
+                    informationUri: 'https://example.invalid/calvin',
+                    rules: used.map(id => ({ id, shortDescription: { text: RULES[id] ?? id } })),
+                },
+            },
+            results: report.diagnostics.map(d => ({
+                ruleId: d.code,
+                ruleIndex: used.indexOf(d.code),
+                level: d.severity === 'info' ? 'note' : d.severity,
+                message: { text: d.message },
+                locations: [{
+                    physicalLocation: {
+                        artifactLocation: { uri: d.file.split('\\').join('/') },
+                        region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
+                    },
+                }],
+            })),
+        }],
+    };
+    return JSON.stringify(sarif, null, 2) + '\n';
+}

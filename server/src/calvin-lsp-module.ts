@@ -1,0 +1,28 @@
+import type { LangiumSharedServices, PartialLangiumServices, PartialLangiumSharedServices } from 'langium/lsp';
+import type { Module } from 'langium';
+import type { CalvinAddedServices } from '@calvin/language';
+import type { LangiumServices } from 'langium/lsp';
+import { CalvinDocumentSymbolProvider } from './calvin-document-symbols.js';
+import { CalvinHoverProvider } from './calvin-hover.js';
+import { CalvinSemanticTokenProvider } from './calvin-semantic-tokens.js';
+import { CalvinDocumentBuilder, CalvinDocumentUpdateHandler } from './calvin-document-updates.js';
+
+export type CalvinLspServices = LangiumServices & CalvinAddedServices;
+
+/** The editor features Calvin adds to Langium's defaults. */
+export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> = {
+    lsp: {
+        HoverProvider: (services) => new CalvinHoverProvider(services),
+        SemanticTokenProvider: (services) => new CalvinSemanticTokenProvider(services),
+        DocumentSymbolProvider: (services) => new CalvinDocumentSymbolProvider(services),
+    },
+};
+
+export const CalvinLspSharedModule: Module<LangiumSharedServices, PartialLangiumSharedServices> = {
+    lsp: {
+        DocumentUpdateHandler: (services) => new CalvinDocumentUpdateHandler(services),
+    },
+    workspace: {
+        DocumentBuilder: (services) => new CalvinDocumentBuilder(services),
+    },
+};

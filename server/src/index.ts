@@ -1,0 +1,2 @@
+export * from './start.js';
+export * from './calvin-lsp-module.js';
