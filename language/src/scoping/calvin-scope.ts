@@ -1,5 +1,5 @@
 import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, ReferenceInfo, Scope } from 'langium';
-import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck } from 'langium';
+import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, WorkspaceCache } from 'langium';
 import * as ast from '../generated/ast.js';
 import { annotatedTarget, classFields, classMethods, globalFields } from '../ast-utils.js';
 import { topLevelDeclarations } from '../workspace/programs.js';
@@ -36,11 +36,16 @@ export class CalvinScopeComputation extends DefaultScopeComputation {
 export class CalvinScopeProvider extends DefaultScopeProvider {
     private readonly types: () => CalvinTypeSystem;
     private readonly documents: LangiumDocuments;
+    /** Scopes that only change when the workspace does (keys are AST nodes, replaced on every re-parse). */
+    private readonly fileScopes: WorkspaceCache<ast.Program, Map<string, Scope>>;
+    private readonly classScopes: WorkspaceCache<ast.ClassDecl, Scope>;
 
     constructor(services: LangiumCoreServices & { types: { TypeSystem: CalvinTypeSystem } }) {
         super(services);
         this.types = () => services.types.TypeSystem;
         this.documents = services.shared.workspace.LangiumDocuments;
+        this.fileScopes = new WorkspaceCache(services.shared);
+        this.classScopes = new WorkspaceCache(services.shared);
     }
 
     override getScope(context: ReferenceInfo): Scope {
@@ -49,26 +54,44 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
             return this.memberScope(container);
         }
         if (ast.isTypeRef(container) || (ast.isNewExpr(container))) {
-            return this.ownFileFirst(container, this.getGlobalScope(ast.ClassDecl.$type, context), ast.isClassDecl);
+            return this.ownFileFirst(container, this.getGlobalScope(ast.ClassDecl.$type, context), ast.isClassDecl, 'class');
         }
         if (ast.isAnyObjectField(container)) {
             return this.createScopeForNodes(this.allInstanceFields());
         }
         if (ast.isNameExpr(container)) {
-            return this.lexicalScope(container, this.ownFileFirst(container, this.getGlobalScope('NamedElement', context), () => true));
+            return this.lexicalScope(container, this.ownFileFirst(container, this.getGlobalScope('NamedElement', context), () => true, 'any'));
         }
         return super.getScope(context);
     }
 
-    /** A file's own top-level declarations shadow those of other files (see programs.ts). */
-    private ownFileFirst(node: AstNode, globals: Scope, filter: (d: AstNode) => boolean): Scope {
+    /** A file's own top-level declarations shadow those of other files (see programs.ts). Cached until the workspace changes. */
+    private ownFileFirst(node: AstNode, globals: Scope, filter: (d: AstNode) => boolean, key: string): Scope {
         const program = AstUtils.findRootNode(node) as ast.Program;
-        return this.createScopeForNodes(topLevelDeclarations(program).filter(filter), globals);
+        let perProgram = this.fileScopes.get(program);
+        if (!perProgram) this.fileScopes.set(program, perProgram = new Map());
+        let scope = perProgram.get(key);
+        if (!scope) {
+            scope = this.createScopeForNodes(topLevelDeclarations(program).filter(filter), globals);
+            perProgram.set(key, scope);
+        }
+        return scope;
+    }
+
+    /** Members of a class (and the implicit `holder`), chained to the file's names. Cached until the workspace changes. */
+    private classScope(cls: ast.ClassDecl, outer: Scope): Scope {
+        let scope = this.classScopes.get(cls);
+        if (!scope) {
+            scope = this.createScopeForNodes([...classFields(cls), ...classMethods(cls), ...this.builtinHolder()], outer);
+            this.classScopes.set(cls, scope);
+        }
+        return scope;
     }
 
     /** Locals, parameters, quantifier variables and class members visible at `node`, outside-in chained to globals. */
     private lexicalScope(node: AstNode, globals: Scope): Scope {
         const layers: AstNode[][] = [];
+        let cls: ast.ClassDecl | undefined;
         let child: AstNode = node;
         let current: AstNode | undefined = node.$container;
         while (current) {
@@ -85,13 +108,15 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
                 // requires/ensures/abstraction written before a method see its parameters
                 const target = annotatedTarget(current);
                 if (ast.isMethodDecl(target)) layers.push(target.params);
+                // a loop_invariant before `for (int i = ...)` may mention i
+                else if (ast.isForStmt(target) && ast.isLocalVarDecl(target.init)) layers.push([target.init]);
             } else if (ast.isClassDecl(current)) {
-                layers.push([...classFields(current), ...classMethods(current), ...this.builtinHolder()]);
+                cls = current;
             }
             child = current;
             current = current.$container;
         }
-        let scope = globals;
+        let scope = cls ? this.classScope(cls, globals) : globals;
         for (let i = layers.length - 1; i >= 0; i--) {
             if (layers[i].length > 0) scope = this.createScopeForNodes(layers[i], scope);
         }
