@@ -1,0 +1,158 @@
+import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel } from '../model/program.js';
+import { visit } from '../spec/translate.js';
+
+/** What a piece of code may touch, transitively through the methods it calls. */
+export interface Reach {
+    /** Methods called (directly or through inlined bodies and other callees' bodies). */
+    methods: Set<string>;
+    /** Fields read or written (code, annotations, abstractions of callees). */
+    fields: Set<string>;
+    /** Fields written after initialization (abstraction frames for callees with abstractions). */
+    writes: Set<string>;
+    /** Classes whose methods are called or whose fields are accessed. */
+    classes: Set<string>;
+}
+
+function methodIndex(program: ProgramModel): Map<string, MethodModel> {
+    const index = new Map<string, MethodModel>();
+    for (const p of program.procedures) index.set(p.id, p);
+    for (const c of program.classes) for (const m of c.methods) index.set(m.id, m);
+    return index;
+}
+
+export function walkStmts(stmts: Stmt[], onStmt: (s: Stmt) => void, onExpr: (e: Expr) => void): void {
+    for (const s of stmts) {
+        onStmt(s);
+        const exprs: Expr[] = [];
+        const subs: Stmt[][] = [];
+        switch (s.kind) {
+            case 'local': if (s.init) exprs.push(s.init); break;
+            case 'assign': exprs.push(s.target); if (s.value) exprs.push(s.value); break;
+            case 'expr': exprs.push(s.expr); break;
+            case 'if': exprs.push(s.cond); subs.push(s.then, s.else); break;
+            case 'while': exprs.push(s.cond, ...s.invariants.map(c => c.expr)); subs.push(s.body, s.update); break;
+            case 'return': if (s.value) exprs.push(s.value); break;
+            case 'sync': exprs.push(s.lock); subs.push(s.body); break;
+            case 'atomic': subs.push(s.body); break;
+            case 'assert': case 'assume': exprs.push(s.cond); break;
+            case 'set': exprs.push(s.target, s.value); break;
+            case 'block': subs.push(s.body); break;
+        }
+        for (const e of exprs) visit(e, onExpr);
+        for (const b of subs) walkStmts(b, onStmt, onExpr);
+    }
+}
+
+/** Fields an expression names. */
+function fieldsOf(e: Expr, out: Set<string>): void {
+    visit(e, x => {
+        if (x.kind === 'global' || x.kind === 'field') out.add(x.field);
+    });
+}
+
+/** The field a write target names (array elements and locals name none). */
+function writtenField(target: Expr): string | undefined {
+    return target.kind === 'global' || target.kind === 'field' ? target.field : undefined;
+}
+
+function actionFields(a: Action, fields: Set<string>, writes: Set<string>): void {
+    fieldsOf(a.expr, fields);
+    for (const f of a.frame) {
+        fields.add(f.field);
+        writes.add(f.field);
+    }
+    if (!a.hasFrame) {
+        visit(a.expr, x => { if ((x.kind === 'global' || x.kind === 'field') && x.primed) writes.add(x.field); });
+    }
+}
+
+/**
+ * The reach of a body: calls are followed into callee bodies (for methods
+ * without abstraction) or abstractions (for methods with one: their frames
+ * bound what they write).
+ */
+export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Reach {
+    const index = methodIndex(program);
+    const reach: Reach = { methods: new Set(), fields: new Set(), writes: new Set(), classes: new Set() };
+    if (owner) reach.classes.add(owner);
+    // Bodies to scan; writes count only for bodies that are inlined (the root, callees without abstraction):
+    // what a callee with an abstraction writes is bounded by its frames.
+    const pending: Array<{ stmts: Stmt[]; countWrites: boolean }> = [{ stmts: body, countWrites: true }];
+    const scanned = new Set<string>();
+    while (pending.length > 0) {
+        const { stmts, countWrites } = pending.pop()!;
+        const writes = countWrites ? reach.writes : new Set<string>();
+        walkStmts(stmts, s => {
+            if (s.kind === 'assign' || s.kind === 'set') {
+                const f = writtenField(s.target);
+                if (f) writes.add(f);
+            }
+            if (s.kind === 'atomic') collectAtomicWrites(s.body, writes);
+        }, e => {
+            if (e.kind === 'global' || e.kind === 'field') reach.fields.add(e.field);
+            if (e.kind === 'cas') {
+                const f = writtenField(e.target);
+                if (f) writes.add(f);
+            }
+            if (e.kind !== 'call' || scanned.has(`${e.method}/${countWrites}`)) return;
+            scanned.add(`${e.method}/${countWrites}`);
+            reach.methods.add(e.method);
+            const m = index.get(e.method);
+            if (!m) return;
+            if (m.owner) reach.classes.add(m.owner);
+            if (m.abstraction) {
+                const actions = [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])];
+                for (const a of actions) actionFields(a, reach.fields, countWrites ? reach.writes : new Set());
+                for (const c of [...m.abstraction.requires, ...m.abstraction.ensures]) fieldsOf(c.expr, reach.fields);
+            }
+            // Classes and fields reached through the callee's body count for E(p) and I(p) (language.md §6).
+            pending.push({ stmts: m.body, countWrites: countWrites && !m.abstraction });
+        });
+    }
+    for (const f of reach.fields) {
+        const dot = f.indexOf('.');
+        if (dot > 0) reach.classes.add(f.slice(0, dot));
+    }
+    return reach;
+}
+
+function collectAtomicWrites(stmts: Stmt[], writes: Set<string>): void {
+    walkStmts(stmts, s => {
+        if (s.kind === 'assign' || s.kind === 'set') {
+            const f = writtenField(s.target);
+            if (f) writes.add(f);
+        }
+    }, e => {
+        if (e.kind === 'cas') {
+            const f = writtenField(e.target);
+            if (f) writes.add(f);
+        }
+    });
+}
+
+/** Reach of a thread's body. */
+export function threadReach(program: ProgramModel, t: ThreadModel): Reach {
+    return reachOf(program, t.body);
+}
+
+/** Reach of a method's own body (as checked against its abstraction). */
+export function methodReach(program: ProgramModel, m: MethodModel): Reach {
+    const r = reachOf(program, m.body, m.owner);
+    if (m.abstraction) {
+        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) actionFields(a, r.fields, new Set());
+    }
+    return r;
+}
+
+/** For each method: the threads whose bodies reach it (through any chain of calls). */
+export function callersOf(program: ProgramModel): Map<string, ThreadModel[]> {
+    const result = new Map<string, ThreadModel[]>();
+    for (const t of program.threads) {
+        for (const m of threadReach(program, t).methods) {
+            const list = result.get(m) ?? [];
+            list.push(t);
+            result.set(m, list);
+        }
+    }
+    return result;
+}

@@ -1,0 +1,118 @@
+import type { ClassModel, FieldModel, ProgramModel, Type } from '../model/program.js';
+import { typeString } from '../model/program.js';
+import type { Sort } from '../smt/term.js';
+
+/**
+ * The heap model (issue: "fields as maps from references to values"):
+ * - a global or static field `x` is the state variable `g:x`;
+ * - an instance field `C.f` is the map `f:C.f : Ref -> T`;
+ * - array elements are `elems:S : Ref -> (Int -> S)` per element sort, lengths the
+ *   immutable function `len : Ref -> Int`;
+ * - monitors are the map `holder : Ref -> Int`;
+ * - allocation is `alloc : Ref -> Bool`, privacy `owner : Ref -> Int` (the
+ *   allocating thread while private, 0 once published), and the immutable
+ *   dynamic type `dtype : Ref -> Int`.
+ * Integers are mathematical.
+ */
+export interface StateVar {
+    name: string;
+    sort: Sort;
+    kind: 'global' | 'field' | 'elems' | 'holder' | 'alloc' | 'owner';
+    /** The field it models (globals and fields). */
+    field?: FieldModel;
+}
+
+export function sortOfType(t: Type): Sort {
+    switch (t.kind) {
+        case 'int': return 'Int';
+        case 'boolean': return 'Bool';
+        default: return 'Ref';
+    }
+}
+
+export const HOLDER = 'holder';
+export const ALLOC = 'alloc';
+export const OWNER = 'owner';
+export const LEN = 'len';
+export const DTYPE = 'dtype';
+
+export function globalVar(fieldId: string): string { return `g:${fieldId}`; }
+export function fieldVar(fieldId: string): string { return `f:${fieldId}`; }
+export function elemsVar(sort: Sort): string { return `elems:${typeof sort === 'string' ? sort : 'Arr'}`; }
+
+export class Vocabulary {
+    readonly vars = new Map<string, StateVar>();
+    readonly fields = new Map<string, FieldModel>();
+    readonly classes = new Map<string, ClassModel>();
+    private readonly typeIds = new Map<string, number>();
+
+    constructor(readonly program: ProgramModel) {
+        for (const f of program.globals) this.addField(f);
+        for (const c of program.classes) {
+            this.classes.set(c.name, c);
+            this.typeId({ kind: 'class', name: c.name });
+            for (const f of c.fields) this.addField(f);
+        }
+        this.add({ name: HOLDER, sort: { array: ['Ref', 'Int'] }, kind: 'holder' });
+        this.add({ name: ALLOC, sort: { array: ['Ref', 'Bool'] }, kind: 'alloc' });
+        this.add({ name: OWNER, sort: { array: ['Ref', 'Int'] }, kind: 'owner' });
+        for (const s of ['Int', 'Bool', 'Ref'] as const) {
+            this.add({ name: elemsVar(s), sort: { array: ['Ref', { array: ['Int', s] }] }, kind: 'elems' });
+        }
+    }
+
+    private add(v: StateVar): void {
+        this.vars.set(v.name, v);
+    }
+
+    private addField(f: FieldModel): void {
+        this.fields.set(f.id, f);
+        if (f.isStatic) this.add({ name: globalVar(f.id), sort: sortOfType(f.type), kind: 'global', field: f });
+        else this.add({ name: fieldVar(f.id), sort: { array: ['Ref', sortOfType(f.type)] }, kind: 'field', field: f });
+    }
+
+    /** The state variable holding a field. */
+    varOfField(fieldId: string): string {
+        const f = this.fields.get(fieldId);
+        if (!f) throw new Error(`unknown field ${fieldId}`);
+        return f.isStatic ? globalVar(fieldId) : fieldVar(fieldId);
+    }
+
+    /** Distinct integers for the dynamic types of objects and arrays. */
+    typeId(t: Type): number {
+        const key = typeString(t);
+        let id = this.typeIds.get(key);
+        if (id === undefined) {
+            id = this.typeIds.size + 1;
+            this.typeIds.set(key, id);
+        }
+        return id;
+    }
+
+    sortOfVar(name: string): Sort {
+        const v = this.vars.get(name);
+        if (!v) throw new Error(`unknown state variable ${name}`);
+        return v.sort;
+    }
+
+    /** Every state variable, in a stable order. */
+    allVars(): StateVar[] {
+        return [...this.vars.values()];
+    }
+
+    method(id: string) {
+        for (const p of this.program.procedures) if (p.id === id) return p;
+        for (const c of this.program.classes) for (const m of c.methods) if (m.id === id) return m;
+        return undefined;
+    }
+
+    /** All methods and procedures. */
+    allMethods() {
+        return [...this.program.procedures, ...this.program.classes.flatMap(c => c.methods)];
+    }
+
+    /** Number of single-instance threads (replicated instances get ids above it). */
+    get singleThreads(): number {
+        return this.program.threads.filter(t => t.count === undefined).length;
+    }
+}

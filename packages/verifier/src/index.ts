@@ -1,0 +1,4 @@
+export * from './model/program.js';
+export * from './verify.js';
+export * from './solver/index.js';
+export { Vocabulary } from './heap/vocabulary.js';

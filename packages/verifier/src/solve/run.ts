@@ -1,0 +1,205 @@
+import type { SolverSession } from '../solver/index.js';
+import { SolverFailure } from '../solver/index.js';
+import * as T from '../smt/term.js';
+import type { Check } from '../vc/seq.js';
+import type { VC } from '../vc/vcgen.js';
+
+/** A check that fails, with the values that explain it. */
+export interface Failure {
+    check: Check;
+    /** Name → value in the failing state. */
+    values: Array<[string, string]>;
+}
+
+export interface RunResult {
+    status: 'verified' | 'failed' | 'unknown';
+    failures: Failure[];
+    /** Loop invariants Houdini kept (loop label → texts). */
+    inferred: Map<string, string[]>;
+    queries: number;
+    /** Why the solver could not decide (unknown). */
+    reason?: string;
+}
+
+/** Hook to keep every query (for --dump-smt). */
+export type QueryLog = (text: string) => void;
+
+/**
+ * Runs a VC (pipeline stage 7, solver side): Houdini first (candidates that
+ * fail are dropped until the rest is inductive), then the program's checks:
+ * after each failure the failing check is disabled (assumed) and the query
+ * repeated, so one VC reports every failing check (Boogie-style).
+ */
+export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Promise<RunResult> {
+    const send = async (text: string) => {
+        log?.(text);
+        const out = await session.eval(text);
+        const err = /\(error "([^"]*)"\)/.exec(out);
+        if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
+        return out;
+    };
+    await send(vc.script);
+    const candidates = vc.checks.filter(c => c.kind === 'candidate');
+    const live = new Set(candidates.map(c => c.id));
+    const disabled = new Set<number>();
+    let queries = 0;
+    const failures: Failure[] = [];
+
+    const literals = (phase: 'houdini' | 'checks') => vc.checks.map(c => {
+        const en = vc.enable.get(c.id)!;
+        const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'checks' && !disabled.has(c.id);
+        return on ? en : `(not ${en})`;
+    }).join(' ');
+
+    for (const phase of ['houdini', 'checks'] as const) {
+        for (;;) {
+            queries++;
+            const answer = (await send(`(check-sat-assuming (${literals(phase)}))\n`)).trim();
+            if (answer.startsWith('unsat')) break;
+            if (!answer.startsWith('sat')) {
+                return { status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: await reason(send, answer) };
+            }
+            const failing = await findFailing(vc, send, live, disabled, phase);
+            if (failing.length === 0) {
+                return { status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: 'could not locate the failing check in the counterexample' };
+            }
+            for (const f of failing) {
+                if (f.check.kind === 'candidate') live.delete(f.check.id);
+                else {
+                    disabled.add(f.check.id);
+                    failures.push(f);
+                }
+            }
+        }
+    }
+    return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), queries };
+}
+
+async function reason(send: (t: string) => Promise<string>, answer: string): Promise<string> {
+    try {
+        const r = await send('(get-info :reason-unknown)\n');
+        const m = /:reason-unknown\s+"?([^")]*)/.exec(r);
+        return m ? m[1] : answer;
+    } catch {
+        return answer;
+    }
+}
+
+function inferred(vc: VC, live: Set<number>): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const c of vc.checks) {
+        if (c.kind !== 'candidate' || !live.has(c.id) || !c.loop) continue;
+        const list = out.get(c.loop) ?? [];
+        list.push(c.info.message.replace(/^candidate loop invariant /, ''));
+        out.set(c.loop, list);
+    }
+    return out;
+}
+
+/** Parse `((name value) ...)` from get-value. Values are kept as text. */
+export function parseValues(text: string): Map<string, string> {
+    const out = new Map<string, string>();
+    let i = text.indexOf('(');
+    if (i < 0) return out;
+    i++;
+    const n = text.length;
+    const readSexp = (): string => {
+        while (i < n && /\s/.test(text[i])) i++;
+        const start = i;
+        if (text[i] === '(') {
+            let depth = 0;
+            do {
+                if (text[i] === '(') depth++;
+                else if (text[i] === ')') depth--;
+                else if (text[i] === '|') { i = text.indexOf('|', i + 1); }
+                i++;
+            } while (i < n && depth > 0);
+        } else if (text[i] === '|') {
+            i = text.indexOf('|', i + 1) + 1;
+        } else {
+            while (i < n && !/[\s()]/.test(text[i])) i++;
+        }
+        return text.slice(start, i);
+    };
+    for (;;) {
+        while (i < n && /\s/.test(text[i])) i++;
+        if (i >= n || text[i] === ')') break;
+        if (text[i] !== '(') break;
+        i++;
+        const name = readSexp();
+        const value = readSexp();
+        while (i < n && text[i] !== ')') i++;
+        i++;
+        out.set(name, value);
+    }
+    return out;
+}
+
+/**
+ * Walk the counterexample from the entry block: in each block whose `ok` is
+ * false, the first enabled assertion that is false is a failing check; if none,
+ * some successor's `ok` is false. Candidate failures at the same point are all
+ * returned (they are falsified by the same reachable state).
+ */
+async function findFailing(vc: VC, send: (t: string) => Promise<string>, live: Set<number>, disabled: Set<number>, phase: 'houdini' | 'checks'): Promise<Failure[]> {
+    const names: string[] = [];
+    for (const b of vc.blocks) {
+        names.push(`${b.name}_ok`);
+        for (const s of b.stmts) names.push(s.name);
+    }
+    const values = new Map<string, string>();
+    for (let k = 0; k < names.length; k += 4000) {
+        const chunk = names.slice(k, k + 4000);
+        for (const [key, val] of parseValues(await send(`(get-value (${chunk.join(' ')}))\n`))) values.set(key, val);
+    }
+    const byName = new Map(vc.blocks.map(b => [b.name, b]));
+    const checkById = new Map(vc.checks.map(c => [c.id, c]));
+    const enabled = (id: number) => {
+        const c = checkById.get(id)!;
+        return c.kind === 'candidate' ? live.has(id) : phase === 'checks' && !disabled.has(id);
+    };
+    let block = byName.get(vc.entry);
+    const visited = new Set<string>();
+    while (block && !visited.has(block.name)) {
+        visited.add(block.name);
+        for (let i = 0; i < block.stmts.length; i++) {
+            const s = block.stmts[i];
+            if (s.kind !== 'assert' || !enabled(s.check!) || values.get(s.name) !== 'false') continue;
+            const first = checkById.get(s.check!)!;
+            const found: Failure[] = [{ check: first, values: await explain(vc, first, send) }];
+            if (first.kind === 'candidate') {
+                for (let j = i + 1; j < block.stmts.length; j++) {
+                    const t = block.stmts[j];
+                    if (t.kind !== 'assert') break;
+                    const c = checkById.get(t.check!)!;
+                    if (c.kind === 'candidate' && live.has(c.id) && values.get(t.name) === 'false') found.push({ check: c, values: [] });
+                }
+            }
+            return found;
+        }
+        block = block.succ.map(s => byName.get(s)!).find(b => values.get(`${b.name}_ok`) === 'false');
+    }
+    return [];
+}
+
+/** Values of the terms a failing check names, in the failing state. */
+async function explain(vc: VC, check: Check, send: (t: string) => Promise<string>): Promise<Array<[string, string]>> {
+    const show = check.info.show ?? [];
+    const sigma = vc.stateAt.get(check.id);
+    if (show.length === 0 || !sigma || check.kind === 'candidate') return [];
+    const terms = show.map(([name, t]) => [name, T.toSmt(T.substitute(t, sigma))] as const);
+    try {
+        const values = parseValues(await send(`(get-value (${terms.map(t => t[1]).join(' ')}))\n`));
+        return terms.map(([name, smt]) => [name, prettyValue(values.get(smt) ?? [...values.values()][terms.findIndex(t => t[1] === smt)] ?? '?')]);
+    } catch {
+        return [];
+    }
+}
+
+function prettyValue(v: string): string {
+    const neg = /^\(- (\d+)\)$/.exec(v);
+    if (neg) return `-${neg[1]}`;
+    const ref = /Ref!val!(\d+)/.exec(v);
+    if (ref) return `object #${ref[1]}`;
+    return v;
+}

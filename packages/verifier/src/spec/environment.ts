@@ -1,0 +1,230 @@
+import type { Clause, Expr, FieldModel, ProgramModel, Range } from '../model/program.js';
+import { ALLOC, elemsVar, HOLDER, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import * as T from '../smt/term.js';
+import type { Term } from '../smt/term.js';
+import type { Reach } from '../analysis/reach.js';
+import { threadReach } from '../analysis/reach.js';
+import { mentionsThis, publishedOfClass, translate, visit, type TrContext } from './translate.js';
+
+/** Reads a state variable in one of the states a formula relates. */
+export type StateFn = (name: string) => Term;
+
+/**
+ * One conjunct of E(p) or I(p), with its origin (shown on hover and in
+ * messages). `build` instantiates it between two states for a thread id.
+ */
+export interface Conjunct {
+    kind: 'env' | 'writable' | 'builtin' | 'invariant' | 'candidate';
+    origin: string;
+    /** Calvin text of the conjunct, for hover. */
+    text: string;
+    build(pre: StateFn, post: StateFn, tid: Term): Term;
+    /** State variables it mentions (pre or post). */
+    vars: Set<string>;
+    /** The source clause (environment, invariant, writable_if). */
+    clause?: Clause;
+    field?: FieldModel;
+}
+
+/** A field's protection: its `writable_if` (declared or inferred). */
+export interface Guard {
+    field: FieldModel;
+    clauses: Clause[];
+    /** `tid == T1 || ...` inferred from the threads that write the field (docs/semantics.md), or false. */
+    inferred?: { writers: number[]; text: string };
+}
+
+export interface SpecContext {
+    vocab: Vocabulary;
+    /** Guards of every field (undefined: unprotected). */
+    guards: Map<string, Guard>;
+}
+
+function ctxFor(vocab: Vocabulary, pre: StateFn, post: StateFn, tid: Term, thisTerm?: Term): TrContext {
+    return {
+        vocab,
+        state: (name, primed) => (primed ? post(name) : pre(name)),
+        local: id => { throw new Error(`local ${id} in a specification clause`); },
+        thisTerm,
+        tid,
+    };
+}
+
+function varsOf(e: Expr, vocab: Vocabulary, out = new Set<string>()): Set<string> {
+    visit(e, x => {
+        if (x.kind === 'global' || x.kind === 'field') out.add(vocab.varOfField(x.field));
+        else if (x.kind === 'holder') out.add(HOLDER);
+        else if (x.kind === 'index') out.add(elemsVar(x.type.kind === 'null' ? 'Ref' : sortOfType(x.type)));
+        else if (x.kind === 'this') out.add(ALLOC).add(OWNER);
+    });
+    return out;
+}
+
+/** A class clause about `this` holds for every published object of the class. */
+function clauseConjunct(vocab: Vocabulary, kind: 'env' | 'invariant', clause: Clause, className: string | undefined): Conjunct {
+    const quantified = className !== undefined && mentionsThis(clause.expr);
+    const origin = `${kind === 'env' ? 'environment' : 'invariant'} of ${className ? `class ${className}` : 'the program'}`;
+    return {
+        kind, origin, clause, text: clause.text,
+        vars: varsOf(clause.expr, vocab),
+        build(pre, post, tid) {
+            if (!quantified) return translate(clause.expr, ctxFor(vocab, pre, post, tid));
+            const o = T.v(`o!${className}`, 'Ref');
+            const body = translate(clause.expr, ctxFor(vocab, pre, post, tid, o));
+            return T.forall([{ name: `o!${className}`, sort: 'Ref' }], T.implies(publishedOfClass({ state: (n) => pre(n) }, vocab, className!, o), body));
+        },
+    };
+}
+
+/**
+ * The derived conjunct of a `writable_if P` (language.md §6):
+ * `f' != f ==> (\exists j; j != 0 && j != tid; P[tid := j])`, for every
+ * published object of the class for an instance field, and for the elements of
+ * the array it references when f is array-typed.
+ */
+function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
+    const f = g.field;
+    const name = vocab.varOfField(f.id);
+    const vars = new Set<string>([name]);
+    for (const c of g.clauses) varsOf(c.expr, vocab, vars);
+    const isArray = f.type.kind === 'array';
+    const elems = isArray ? elemsVar(sortOfType((f.type as { element: import('../model/program.js').Type }).element)) : undefined;
+    if (elems) vars.add(elems);
+    if (!f.isStatic) vars.add(ALLOC).add(OWNER);
+    const guardText = g.inferred ? g.inferred.text : g.clauses.map(c => c.text).join(' && ');
+    return {
+        kind: 'writable', field: f, clause: g.clauses[0],
+        origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
+        text: `${f.name}' != ${f.name} ==> (\\exists int j; j != 0 && j != tid; (${guardText})[tid := j])`,
+        vars,
+        build(pre, post, tid) {
+            const j = T.v('j!w', 'Int');
+            const guardAt = (obj: Term | undefined) => T.exists([{ name: 'j!w', sort: 'Int' }],
+                T.and(T.ne(j, T.int(0)), T.ne(j, tid), guardTerm(vocab, g, pre, j, obj)));
+            if (f.isStatic) {
+                const changed = T.ne(post(name), pre(name));
+                const elemChanged = elems ? T.ne(T.select(post(elems), pre(name)), T.select(pre(elems), pre(name))) : T.FALSE;
+                return T.implies(T.or(changed, elemChanged), guardAt(undefined));
+            }
+            const o = T.v('o!w', 'Ref');
+            const changed = T.ne(T.select(post(name), o), T.select(pre(name), o));
+            const elemChanged = elems
+                ? T.ne(T.select(post(elems), T.select(pre(name), o)), T.select(pre(elems), T.select(pre(name), o)))
+                : T.FALSE;
+            return T.forall([{ name: 'o!w', sort: 'Ref' }],
+                T.implies(T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o), T.or(changed, elemChanged)), guardAt(o)),
+                [[T.select(post(name), o)]]);
+        },
+    };
+}
+
+/** P[tid := j] (and this := obj) in the pre-state. */
+export function guardTerm(vocab: Vocabulary, g: Guard, pre: StateFn, tid: Term, obj: Term | undefined): Term {
+    if (g.inferred) return T.or(...g.inferred.writers.map(w => T.eq(tid, T.int(w))));
+    return T.and(...g.clauses.map(c => translate(c.expr, ctxFor(vocab, pre, pre, tid, obj))));
+}
+
+/** Built-in assumptions every thread makes of the others (monitors, allocation, private objects). */
+export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
+    const o = T.v('o!b', 'Ref');
+    const ov = [{ name: 'o!b', sort: 'Ref' as const }];
+    const maps = vocab.allVars().filter(v => v.kind === 'field' || v.kind === 'elems').map(v => v.name);
+    return [
+        {
+            kind: 'builtin', origin: 'monitors', text: 'o.holder == tid <==> o.holder\' == tid (no other thread takes or releases a monitor held by this thread)',
+            vars: new Set([HOLDER]),
+            build: (pre, post, tid) => T.forall(ov, T.iff(T.eq(T.select(pre(HOLDER), o), tid), T.eq(T.select(post(HOLDER), o), tid)), [[T.select(post(HOLDER), o)]]),
+        },
+        {
+            kind: 'builtin', origin: 'allocation', text: 'allocated objects stay allocated; objects private to this thread stay private and unchanged',
+            vars: new Set([ALLOC, OWNER, ...maps]),
+            build: (pre, post, tid) => T.and(
+                T.forall(ov, T.implies(T.select(pre(ALLOC), o), T.select(post(ALLOC), o)), [[T.select(post(ALLOC), o)]]),
+                T.forall(ov, T.iff(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(OWNER), o), tid)), [[T.select(post(OWNER), o)]]),
+                ...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]])),
+            ),
+        },
+    ];
+}
+
+/** Which threads (by single-instance id) write each field after initialization; a replicated writer means "any". */
+export function inferGuards(program: ProgramModel, vocab: Vocabulary): Map<string, Guard> {
+    const writers = new Map<string, { ids: Set<number>; any: boolean }>();
+    for (const t of program.threads) {
+        for (const f of threadReach(program, t).writes) {
+            const w = writers.get(f) ?? { ids: new Set(), any: false };
+            if (t.id === undefined) w.any = true;
+            else w.ids.add(t.id);
+            writers.set(f, w);
+        }
+    }
+    const guards = new Map<string, Guard>();
+    for (const f of vocab.fields.values()) {
+        if (f.writableIf.length > 0) {
+            guards.set(f.id, { field: f, clauses: f.writableIf });
+            continue;
+        }
+        const w = writers.get(f.id);
+        if (w?.any) continue; // written by a replicated thread: unprotected
+        const ids = [...(w?.ids ?? [])].sort((a, b) => a - b);
+        const names = ids.map(id => program.threads.find(t => t.id === id)?.name ?? String(id));
+        guards.set(f.id, { field: f, clauses: [], inferred: { writers: ids, text: ids.length === 0 ? 'false' : names.map(n => `tid == ${n}`).join(' || ') } });
+    }
+    return guards;
+}
+
+/** E(p): the environment assumption of a procedure or thread (language.md §6). */
+export function environmentOf(spec: SpecContext, reach: Reach, topLevel: boolean): Conjunct[] {
+    const { vocab } = spec;
+    const out: Conjunct[] = [];
+    if (topLevel) for (const c of vocab.program.environments) out.push(clauseConjunct(vocab, 'env', c, undefined));
+    for (const cls of vocab.program.classes) {
+        if (!reach.classes.has(cls.name)) continue;
+        for (const c of cls.environments) out.push(clauseConjunct(vocab, 'env', c, cls.name));
+    }
+    for (const fid of reach.fields) {
+        const g = spec.guards.get(fid);
+        const f = vocab.fields.get(fid);
+        if (!g || !f || f.isFinal) continue;
+        out.push(writableConjunct(vocab, g));
+    }
+    // final fields never change
+    for (const fid of reach.fields) {
+        const f = vocab.fields.get(fid);
+        if (f?.isFinal) out.push(finalConjunct(vocab, f));
+    }
+    out.push(...builtinConjuncts(vocab));
+    return out;
+}
+
+function finalConjunct(vocab: Vocabulary, f: FieldModel): Conjunct {
+    const name = vocab.varOfField(f.id);
+    return {
+        kind: 'builtin', origin: `${f.id} is final`, text: `${f.name}' == ${f.name}`, field: f,
+        vars: new Set([name]),
+        build: (pre, post) => {
+            if (f.isStatic) return T.eq(post(name), pre(name));
+            const o = T.v('o!f', 'Ref');
+            return T.forall([{ name: 'o!f', sort: 'Ref' }], T.implies(T.select(pre(ALLOC), o), T.eq(T.select(post(name), o), T.select(pre(name), o))), [[T.select(post(name), o)]]);
+        },
+    };
+}
+
+/** I(p): the invariant of a procedure or thread. */
+export function invariantOf(spec: SpecContext, reach: Reach, topLevel: boolean): Conjunct[] {
+    const { vocab } = spec;
+    const out: Conjunct[] = [];
+    if (topLevel) for (const c of vocab.program.invariants) out.push(clauseConjunct(vocab, 'invariant', c, undefined));
+    for (const cls of vocab.program.classes) {
+        if (!reach.classes.has(cls.name)) continue;
+        for (const c of cls.invariants) out.push(clauseConjunct(vocab, 'invariant', c, cls.name));
+    }
+    return out;
+}
+
+/** A one-state conjunct's value in a state. */
+export function holds(c: Conjunct, state: StateFn, tid: Term): Term {
+    return c.build(state, state, tid);
+}
+
+export type { Range };
