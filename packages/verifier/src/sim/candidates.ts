@@ -55,7 +55,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         switch (t.t) {
             case 'int': if (t.value >= -16n && t.value <= 1024n) constants.add(t.value); return;
             case 'var':
-                if (isProgramLocal(t.name)) addAtom(t);
+                if (isProgramLocal(t.name) || (t.name.startsWith('l~') && t.sort === 'Ref')) addAtom(t);
                 else if (isState(t.name) && typeof t.sort === 'string') addAtom(t);
                 return;
             case 'app': {
@@ -108,7 +108,16 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     };
     if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) add(T.eq(T.v(input.pc.name, 'Int'), T.int(k)), `pc == ${k}`);
     for (const c of comparisons.values()) add(c);
-    for (const r of refAtoms.values()) add(T.ne(r, T.NULL));
+    for (const r of refAtoms.values()) {
+        add(T.ne(r, T.NULL));
+        // allocation, privacy and monitor facts about the objects in scope
+        const st = (n: string) => T.v(n, vocab.sortOfVar(n));
+        add(T.select(st('alloc'), r));
+        add(T.ne(T.select(st('owner'), r), input.tid));
+        add(T.eq(T.select(st('owner'), r), T.int(0)));
+        add(T.eq(T.select(st('holder'), r), input.tid));
+        add(T.ne(T.select(st('holder'), r), input.tid));
+    }
     // Guards of the fields the loop touches, at the objects it touches them.
     for (const { map, obj } of stateAtoms.values()) {
         const sv = vocab.vars.get(map);

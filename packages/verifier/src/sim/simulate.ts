@@ -84,12 +84,13 @@ export class Simulator {
         this.abs = { ...target, relStutter: abs.stutter ? T.or(relOf(abs.stutter), noChange) : noChange, relSteps: abs.steps.map(relOf), ctx };
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }, ...this.wellFormed()];
         if (target.thisTerm) {
-            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), T.select(this.state(ALLOC), target.thisTerm), T.eq(T.call('dtype', 'Int', target.thisTerm), T.int(this.spec.vocab.typeId({ kind: 'class', name: m.owner! })))) });
+            // `this` is published: an object private to the caller is a special case the environment cannot touch at all.
+            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), T.select(this.state(ALLOC), target.thisTerm), T.eq(T.select(this.state(OWNER), target.thisTerm), T.int(0)), T.eq(T.call('dtype', 'Int', target.thisTerm), T.int(this.spec.vocab.typeId({ kind: 'class', name: m.owner! })))) });
         }
         m.params.forEach((p, i) => {
             if (p.type.kind === 'class' || p.type.kind === 'array') {
                 const x = T.v(target.params[i], 'Ref');
-                out.push({ k: 'assume', cond: T.or(T.eq(x, T.NULL), T.and(T.select(this.state(ALLOC), x), T.eq(T.call('dtype', 'Int', x), T.int(this.spec.vocab.typeId(p.type))))) });
+                out.push({ k: 'assume', cond: T.or(T.eq(x, T.NULL), T.and(T.select(this.state(ALLOC), x), T.eq(T.select(this.state(OWNER), x), T.int(0)), T.eq(T.call('dtype', 'Int', x), T.int(this.spec.vocab.typeId(p.type))))) });
             }
         });
         out.push(...this.inv().map(cond => ({ k: 'assume', cond }) as SCmd));
@@ -260,6 +261,10 @@ export class Simulator {
         const invariants: LoopInv[] = c.invariants.map(inv => ({
             cond: inv.cond, check: this.check(inv.check, 'user-invariant'), candidate: false, text: '',
         }));
+        // Every state satisfies I and is a well-formed heap: true at the head without proof.
+        for (const cond of [...this.inv(), T.not(T.select(this.state(ALLOC), T.NULL))]) {
+            invariants.push({ cond, check: -1, candidate: false, assumeOnly: true, text: '' });
+        }
         const candidates = loopCandidates({
             vocab: this.spec.vocab, body: c.body, entryPrefix: entry, locals: this.locals, vars: this.vars,
             definedLocals: this.definedLocals, tid: this.spec.tid, guards: this.spec.guards,
@@ -347,7 +352,7 @@ export class Simulator {
             show: [[a.text, locTerm(a, cur)]],
             related: guard && !guard.inferred && guard.clauses[0] ? { range: guard.clauses[0].range, message: `writable_if of ${a.field!.id}` } : undefined,
         };
-        return [{ k: 'assert', cond: T.implies(assumption, stable), check: this.check(info, 'program', { op: op.id, location: locKey(a) }) }];
+        return [{ k: 'assert', cond: T.implies(assumption, stable), check: this.check(info, 'program', { op: op.id, location: locKey(a), assumeAfter: false }) }];
     }
 
     /** A write must satisfy the field's writable_if (unless the object is private to this thread). */
@@ -391,7 +396,7 @@ export class Simulator {
             code: 'race', range: a.range, chain: op.chain, related,
             message: `write of ${a.text} violates its writable_if '${text}'`,
         };
-        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, location: locKey(a) }) }];
+        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, location: locKey(a), assumeAfter: false }) }];
     }
 
     /** The guarantee: every step satisfies the other threads' environment assumption and preserves I. */

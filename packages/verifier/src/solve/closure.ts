@@ -52,26 +52,25 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[
         );
         lines.push(`(declare-const ok!${k} Bool)`, `(assert (= ok!${k} ${toSmt(ok)}))`);
     });
-    lines.push(`(assert (or ${candidates.map((_, k) => `(and e!${k} (not ok!${k}))`).join(' ')} false))`);
+    // One query per candidate ("is c_k implied, reflexive and transitive, given the others?"): a
+    // candidate the solver cannot decide is dropped, which keeps the result sound.
+    candidates.forEach((_, k) => lines.push(`(declare-const f!${k} Bool)`, `(assert (=> f!${k} (not ok!${k})))`));
     const send = async (text: string) => { log?.(text); return session.eval(text); };
-    await send(lines.join('\n') + '\n');
+    await send(lines.join('\n') + '\n(set-option :timeout 3000)\n');
     const live = new Set(candidates.map((_, k) => k));
-    for (let round = 0; round < candidates.length + 1; round++) {
-        const lits = candidates.map((_, k) => (live.has(k) ? `e!${k}` : `(not e!${k})`)).join(' ');
-        const answer = (await send(`(check-sat-assuming (${lits}))\n`)).trim();
-        if (answer.startsWith('unsat')) break;
-        if (!answer.startsWith('sat')) {
-            const builtins = env.filter(c => c.kind === 'builtin');
-            return { conjuncts: builtins, exact: false, dropped: env.filter(c => c.kind !== 'builtin'), unknown: answer };
+    let unknown: string | undefined;
+    for (let changed = true; changed;) {
+        changed = false;
+        for (const k of [...live]) {
+            const lits = candidates.map((_, i) => (live.has(i) ? `e!${i}` : `(not e!${i})`));
+            const answer = (await send(`(check-sat-assuming (${lits.join(' ')} f!${k}))\n`)).trim();
+            if (answer.startsWith('unsat')) continue;
+            if (!answer.startsWith('sat')) unknown = answer;
+            live.delete(k);
+            changed = true;
         }
-        const out = await send(`(get-value (${[...live].map(k => `ok!${k}`).join(' ')}))\n`);
-        let removed = 0;
-        for (const m of out.matchAll(/\(ok!(\d+) false\)/g)) {
-            live.delete(Number(m[1]));
-            removed++;
-        }
-        if (removed === 0) break;
     }
+    void unknown;
     const kept = candidates.filter((_, k) => live.has(k));
     const dropped = candidates.filter(({ derived }, k) => !derived && !live.has(k)).map(x => x.c);
     return { conjuncts: kept.map(x => x.c), exact: dropped.length === 0, dropped };

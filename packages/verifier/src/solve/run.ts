@@ -64,6 +64,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Pro
                 return { status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: 'could not locate the failing check in the counterexample' };
             }
             for (const f of failing) {
+                if (process.env.CALVIN_DEBUG) console.error(`[${phase}] failing ${f.check.kind} #${f.check.id}: ${f.check.info.message}`);
                 if (f.check.kind === 'candidate') live.delete(f.check.id);
                 else {
                     disabled.add(f.check.id);

@@ -3,7 +3,7 @@ import { ALLOC, elemsVar, HOLDER, OWNER, sortOfType, type Vocabulary } from '../
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import type { Reach } from '../analysis/reach.js';
-import { threadReach } from '../analysis/reach.js';
+import { reachOf, threadReach } from '../analysis/reach.js';
 import { mentionsThis, publishedOfClass, translate, visit, type TrContext } from './translate.js';
 
 /** Reads a state variable in one of the states a formula relates. */
@@ -141,6 +141,8 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
             build: (pre, post, tid) => T.and(
                 T.forall(ov, T.implies(T.select(pre(ALLOC), o), T.select(post(ALLOC), o)), [[T.select(post(ALLOC), o)]]),
                 T.forall(ov, T.iff(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(OWNER), o), tid)), [[T.select(post(OWNER), o)]]),
+                // published objects stay published
+                T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), T.int(0)), T.eq(T.select(post(OWNER), o), T.int(0))), [[T.select(post(OWNER), o)]]),
                 ...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]])),
             ),
         },
@@ -150,6 +152,15 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
 /** Which threads (by single-instance id) write each field after initialization; a replicated writer means "any". */
 export function inferGuards(program: ProgramModel, vocab: Vocabulary): Map<string, Guard> {
     const writers = new Map<string, { ids: Set<number>; any: boolean }>();
+    // A method with an abstraction that no thread reaches is checked for any caller: its writes are by "any thread".
+    const reached = new Set(program.threads.flatMap(t => [...threadReach(program, t).methods]));
+    for (const m of vocab.allMethods()) {
+        if (!m.abstraction || reached.has(m.id)) continue;
+        for (const f of reachOf(program, m.body, m.owner).writes) writers.set(f, { ids: new Set(), any: true });
+        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) {
+            for (const e of a.frame) writers.set(e.field, { ids: new Set(), any: true });
+        }
+    }
     for (const t of program.threads) {
         for (const f of threadReach(program, t).writes) {
             const w = writers.get(f) ?? { ids: new Set(), any: false };

@@ -24,6 +24,8 @@ export interface LoopInv {
     /** Check id asserted on entry and after each iteration. */
     check: number;
     candidate: boolean;
+    /** Facts that hold in every state anyway (I, a well-formed heap): assumed at the head, never asserted. */
+    assumeOnly?: boolean;
     /** Text for hover ("inferred loop invariants"). */
     text: string;
 }
@@ -40,6 +42,12 @@ export interface Check {
     location?: string;
     /** Candidate invariants: the loop they belong to. */
     loop?: string;
+    /**
+     * After a failure, execution goes on assuming the check held (implicit
+     * runtime checks, assertions: a failure would stop the thread). A race does
+     * not stop anything: it is reported and not assumed.
+     */
+    assumeAfter?: boolean;
 }
 
 export interface SeqProgram {

@@ -89,7 +89,7 @@ class Generator {
         // Block equations, last block first.
         const ok = (b: Block) => `${b.name}_ok`;
         for (const b of this.blocks) lines.push(`(declare-const ${ok(b)} Bool)`);
-        const checkKind = new Map(this.p.checks.map(c => [c.id, c.kind]));
+        const checkById = new Map(this.p.checks.map(c => [c.id, c]));
         for (let i = this.blocks.length - 1; i >= 0; i--) {
             const b = this.blocks[i];
             let q = b.succ.length === 0 ? 'true' : b.succ.length === 1 ? `${b.succ[0]}_ok` : `(and ${b.succ.map(s => `${s}_ok`).join(' ')})`;
@@ -98,8 +98,10 @@ class Generator {
                 if (s.kind === 'assume') q = `(=> ${s.name} ${q})`;
                 else {
                     const en = enable.get(s.check!)!;
-                    const after = checkKind.get(s.check!) === 'candidate' ? `(=> ${en} ${s.name})` : s.name;
-                    q = `(and (=> ${en} ${s.name}) (=> ${after} ${q}))`;
+                    const check = checkById.get(s.check!)!;
+                    if (check.kind === 'candidate') q = `(and (=> ${en} ${s.name}) (=> (=> ${en} ${s.name}) ${q}))`;
+                    else if (check.assumeAfter === false) q = `(and (=> ${en} ${s.name}) ${q})`;
+                    else q = `(and (=> ${en} ${s.name}) (=> ${s.name} ${q}))`;
                 }
             }
             lines.push(`(assert (= ${ok(b)} ${q}))`);
@@ -213,7 +215,7 @@ class Generator {
                 return;
             }
             case 'loop': {
-                for (const inv of c.invariants) this.assert(inv.cond, inv.check);
+                for (const inv of c.invariants) if (!inv.assumeOnly) this.assert(inv.cond, inv.check);
                 const targets = assigned(c.body);
                 for (const t of targets) this.sigma.set(t, this.freshVar(t, this.sortOf(t)));
                 const head = this.newBlock();
@@ -225,7 +227,7 @@ class Generator {
                 this.labels.set(c.label, []);
                 this.gen(c.body);
                 if (this.cur) {
-                    for (const inv of c.invariants) this.assert(inv.cond, inv.check);
+                    for (const inv of c.invariants) if (!inv.assumeOnly) this.assert(inv.cond, inv.check);
                     this.cur = undefined; // the back edge is cut
                 }
                 const ends = this.labels.get(c.label)!;

@@ -1,0 +1,35 @@
+// The solver host: SMT-LIB sessions on a pool of Z3 instances, either Z3 compiled
+// to WebAssembly (z3-solver, in worker threads) or a native `z3` executable.
+import { createNativeEngines, findNativeZ3 } from './native-backend.js';
+import { EnginePool } from './pool.js';
+import { SolverFailure, type BackendOptions, type SolverBackend } from './types.js';
+import { createWasmEngines } from './wasm-backend.js';
+
+export { SolverFailure } from './types.js';
+export type { BackendOptions, DebuggableSession, SolverBackend, SolverFailureKind, SolverSession } from './types.js';
+
+export type BackendKind = 'z3-wasm' | 'z3-native';
+
+/**
+ * A pool of `options.workers` (default 1) solver instances. Sessions wait in a
+ * FIFO queue for a free instance. Throws SolverFailure('error') for
+ * 'z3-native' when no z3 executable is on PATH (see nativeZ3Available).
+ */
+export function createBackend(kind: BackendKind, options: BackendOptions = {}): SolverBackend {
+    const workers = options.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) throw new SolverFailure('error', `workers must be a positive integer (got ${workers})`);
+    const prewarm = options.prewarm ?? true;
+    switch (kind) {
+        case 'z3-wasm':
+            return new EnginePool(kind, createWasmEngines(workers, prewarm, options.workerScript), prewarm);
+        case 'z3-native':
+            return new EnginePool(kind, createNativeEngines(workers, prewarm), prewarm);
+        default:
+            throw new SolverFailure('error', `unknown solver backend: ${String(kind)}`);
+    }
+}
+
+/** Whether a `z3` executable is on PATH (needed by the 'z3-native' backend). */
+export function nativeZ3Available(): boolean {
+    return findNativeZ3() !== undefined;
+}
