@@ -12,6 +12,8 @@ export interface CandidateInput {
     entryPrefix: string;
     locals: Map<string, LocalDecl>;
     vars: Map<string, Sort>;
+    /** The state variables this check uses. */
+    stateNames: Set<string>;
     definedLocals: Set<string>;
     tid: Term;
     guards: Map<string, Guard>;
@@ -35,7 +37,7 @@ const MAX_CANDIDATES = 700;
  */
 export function loopCandidates(input: CandidateInput): Candidate[] {
     const { vocab } = input;
-    const isState = (name: string) => vocab.vars.has(name);
+    const isState = (name: string) => input.stateNames.has(name);
     const isProgramLocal = (name: string) => name.startsWith('l~') && (name.includes('@') || name.includes('~result_'));
     const usable = (t: Term) => [...T.freeVars(t)].every(v => isState(v) || (input.vars.has(v) && v.startsWith('l~')) || v === 'tid' || v === input.pc?.name || v === 'null');
     const intAtoms = new Map<string, Term>();
@@ -112,9 +114,11 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         add(T.ne(r, T.NULL));
         // allocation, privacy and monitor facts about the objects in scope
         const st = (n: string) => T.v(n, vocab.sortOfVar(n));
+        if (!isState('alloc')) continue;
         add(T.select(st('alloc'), r));
         add(T.ne(T.select(st('owner'), r), input.tid));
         add(T.eq(T.select(st('owner'), r), T.int(0)));
+        if (!isState('holder')) continue;
         add(T.eq(T.select(st('holder'), r), input.tid));
         add(T.ne(T.select(st('holder'), r), input.tid));
     }
@@ -129,7 +133,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         add(T.eq(term, T.substitute(term, new Map([[map, T.v(input.entryPrefix + map, vocab.sortOfVar(map))]]))));
     }
     for (const sv of vocab.allVars()) {
-        if (sv.kind === 'global') add(T.eq(T.v(sv.name, sv.sort), T.v(input.entryPrefix + sv.name, sv.sort)));
+        if (sv.kind === 'global' && isState(sv.name)) add(T.eq(T.v(sv.name, sv.sort), T.v(input.entryPrefix + sv.name, sv.sort)));
     }
     const ints = [...intAtoms.values()];
     for (const a of ints) {

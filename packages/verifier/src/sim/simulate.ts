@@ -42,12 +42,12 @@ export class Simulator {
     private readonly checks: Check[] = [];
     private readonly vars = new Map<string, Sort>();
     private readonly constants = new Map<string, Sort>();
-    private readonly components: Map<string, Set<string>>;
+    private components: Map<string, Set<string>>;
     private fresh = 0;
     private abs?: AbstractionTarget & { relStutter: Term; relSteps: Term[]; ctx: TrContext };
     private readonly pc = 'pc';
     private definedLocals = new Set<string>();
-    private readonly stateNames: string[];
+    private stateNames: string[];
 
     constructor(private readonly spec: SimSpec, private readonly locals: Map<string, LocalDecl>) {
         for (const v of spec.vocab.allVars()) {
@@ -62,9 +62,51 @@ export class Simulator {
 
     // ------------------------------------------------------------ entry points
 
+    /**
+     * Only the state variables the body, its specification and Init can touch
+     * take part (an unused field map is never havocked nor framed).
+     */
+    private restrictTo(cmds: Cmd[], extra: Term[] = []): void {
+        const vocab = this.spec.vocab;
+        const used = new Set<string>();
+        const addTerm = (t: Term) => { for (const v of stateVars(t, this.vars, vocab)) used.add(v); };
+        const walk = (cs: Cmd[]) => {
+            for (const c of cs) {
+                switch (c.k) {
+                    case 'op': {
+                        for (const v of opStateVars(c.op, this.vars, vocab)) used.add(v);
+                        for (const a of c.op.accesses) used.add(locVar(a));
+                        break;
+                    }
+                    case 'local': addTerm(c.value); break;
+                    case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': addTerm(c.cond); break;
+                    case 'if': addTerm(c.cond); walk(c.then); walk(c.else); break;
+                    case 'loop': c.invariants.forEach(i => addTerm(i.cond)); walk(c.body); break;
+                    case 'scope': walk(c.body); break;
+                }
+            }
+        };
+        walk(cmds);
+        extra.forEach(addTerm);
+        const conjuncts = [...this.spec.env, ...this.spec.envStar, ...this.spec.inv];
+        for (let changed = true; changed;) {
+            changed = false;
+            for (const c of conjuncts) {
+                if (c.construct || ![...c.vars].some(v => used.has(v)) || c.kind === 'builtin') continue;
+                for (const v of c.vars) if (!used.has(v)) { used.add(v); changed = true; }
+            }
+        }
+        // Ownership and allocation bookkeeping whenever objects are involved.
+        if ([...used].some(v => vocab.vars.get(v)?.kind !== 'global')) { used.add(OWNER); used.add(ALLOC); }
+        this.stateNames = vocab.allVars().map(v => v.name).filter(n => used.has(n));
+        const comps = components(vocab, conjuncts);
+        this.components = new Map([...comps].filter(([v]) => used.has(v)).map(([v, set]) => [v, new Set([...set].filter(x => used.has(x)))]));
+    }
+
     /** Condition 4: a thread's body, from Init, simulated by its guarantee w.r.t. its environment. */
     thread(t: ThreadModel, init: Cmd[], body: Cmd[]): SeqProgram {
         void t;
+        this.restrictTo([...init, ...body], this.inv());
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
         out.push(...this.initialStore(), ...this.cmds(init));
         out.push(...this.inv().map(cond => ({ k: 'assume', cond }) as SCmd));
@@ -76,11 +118,13 @@ export class Simulator {
     abstraction(target: AbstractionTarget, body: Cmd[]): SeqProgram {
         const m = target.method;
         const abs = m.abstraction!;
+        this.restrictTo(body, this.inv());
         this.vars.set(this.pc, 'Int');
         const ctx = this.methodCtx(target, T.v(this.pc, 'Int'));
-        const relOf = (a: typeof abs.steps[number]) => actionRelation(this.spec.vocab, a, ctx, a.hasFrame, this.spec.tid).relation;
+        const only = new Set(this.stateNames);
+        const relOf = (a: typeof abs.steps[number]) => actionRelation(this.spec.vocab, a, ctx, a.hasFrame, this.spec.tid, only).relation;
         const noChange = frameConstraint(this.spec.vocab, { whole: new Set(), atObjects: new Map() },
-            n => T.v(preName(n), this.spec.vocab.sortOfVar(n)), n => T.v(n, this.spec.vocab.sortOfVar(n)), this.spec.tid);
+            n => T.v(preName(n), this.spec.vocab.sortOfVar(n)), n => T.v(n, this.spec.vocab.sortOfVar(n)), this.spec.tid, only);
         this.abs = { ...target, relStutter: abs.stutter ? T.or(relOf(abs.stutter), noChange) : noChange, relSteps: abs.steps.map(relOf), ctx };
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }, ...this.wellFormed()];
         if (target.thisTerm) {
@@ -108,8 +152,9 @@ export class Simulator {
 
     /** Condition 3: the store after the field initializers satisfies every invariant. */
     initCheck(init: Cmd[], inv: Conjunct[]): SeqProgram {
-        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init)];
         const s = (n: string) => this.state(n);
+        this.restrictTo(init, inv.map(c => c.build(s, s, this.spec.tid)));
+        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init)];
         for (const c of inv) {
             out.push({
                 k: 'assert', cond: c.build(s, s, this.spec.tid), check: this.check({
@@ -168,7 +213,7 @@ export class Simulator {
     private initialStore(): SCmd[] {
         const out: SCmd[] = [];
         for (const v of this.spec.vocab.allVars()) {
-            if (v.kind === 'global') out.push({ k: 'assign', var: v.name, value: defaultOf(v.sort) });
+            if (v.kind === 'global' && this.stateNames.includes(v.name)) out.push({ k: 'assign', var: v.name, value: defaultOf(v.sort) });
         }
         out.push({ k: 'assign', var: ALLOC, value: T.constArray('Ref', T.FALSE) });
         out.push({ k: 'assign', var: OWNER, value: T.constArray('Ref', T.int(0)) });
@@ -187,19 +232,26 @@ export class Simulator {
     private envStep(touched: Set<string>): SCmd[] {
         const vars = new Set<string>();
         for (const t of touched) for (const v of this.components.get(t) ?? [t]) vars.add(v);
+        for (const v of [...vars]) if (!this.stateNames.includes(v)) vars.delete(v);
         if (vars.size === 0) return [];
         const out: SCmd[] = [];
         const n = this.fresh++;
-        const pre = (name: string) => T.v(`env${n}~${name}`, this.spec.vocab.sortOfVar(name));
+        const sortOf = (name: string) => this.spec.vocab.sortOfVar(name);
+        const preName = (name: string) => `env${n}~${name}`;
+        const havocName = (name: string) => `envh${n}~${name}`;
         for (const v of vars) {
-            this.vars.set(`env${n}~${v}`, this.spec.vocab.sortOfVar(v));
-            out.push({ k: 'assign', var: `env${n}~${v}`, value: this.state(v) });
+            this.vars.set(preName(v), sortOf(v));
+            this.vars.set(havocName(v), sortOf(v));
+            out.push({ k: 'assign', var: preName(v), value: this.state(v) });
         }
-        out.push({ k: 'havoc', vars: [...vars] });
-        const post: StateFn = name => vars.has(name) ? this.state(name) : pre(name);
-        const before: StateFn = name => vars.has(name) ? pre(name) : this.state(name);
-        for (const c of this.spec.envStar) {
-            if (![...c.vars].some(v => vars.has(v))) continue;
+        out.push({ k: 'havoc', vars: [...vars].map(havocName) });
+        const before: StateFn = name => vars.has(name) ? T.v(preName(name), sortOf(name)) : this.state(name);
+        const conjuncts = this.spec.envStar.filter(c => [...c.vars].some(v => vars.has(v)));
+        const next = buildTransition(this.spec.vocab, vars, conjuncts, before, name => T.v(havocName(name), sortOf(name)), this.spec.tid);
+        for (const v of vars) out.push({ k: 'assign', var: v, value: next.get(v)! });
+        const post: StateFn = name => this.state(name);
+        for (const c of conjuncts) {
+            if (c.exact) continue;
             out.push({ k: 'assume', cond: c.build(before, post, this.spec.tid) });
         }
         const s = (name: string) => this.state(name);
@@ -266,7 +318,7 @@ export class Simulator {
             invariants.push({ cond, check: -1, candidate: false, assumeOnly: true, text: '' });
         }
         const candidates = loopCandidates({
-            vocab: this.spec.vocab, body: c.body, entryPrefix: entry, locals: this.locals, vars: this.vars,
+            vocab: this.spec.vocab, body: c.body, entryPrefix: entry, locals: this.locals, vars: this.vars, stateNames: new Set(this.stateNames),
             definedLocals: this.definedLocals, tid: this.spec.tid, guards: this.spec.guards,
             pc: this.abs ? { name: this.pc, steps: this.abs.relSteps.length } : undefined,
             userInvariants: c.invariants.map(i => i.cond),
@@ -330,15 +382,17 @@ export class Simulator {
         const v = locVar(a);
         const comp = this.components.get(v) ?? new Set([v]);
         const n = this.fresh++;
-        const post = (name: string) => {
-            if (!comp.has(name)) return this.state(name);
+        const cur = (name: string) => this.state(name);
+        // One step of E from the current state, with fresh values where E lets the environment choose.
+        const conjuncts = this.spec.env.filter(c => [...c.vars].some(x => comp.has(x)));
+        const havoc = (name: string) => {
             const c = `st${n}~${name}`;
             this.constants.set(c, this.spec.vocab.sortOfVar(name));
             return T.v(c, this.spec.vocab.sortOfVar(name));
         };
-        const cur = (name: string) => this.state(name);
-        const conjuncts = this.spec.env.filter(c => c.vars.has(v) || [...c.vars].some(x => comp.has(x)));
-        const assumption = T.and(...conjuncts.map(c => c.build(cur, post, this.spec.tid)));
+        const next = buildTransition(this.spec.vocab, comp, conjuncts, cur, havoc, this.spec.tid);
+        const post = (name: string) => next.get(name) ?? cur(name);
+        const assumption = T.and(...conjuncts.filter(c => !c.exact).map(c => c.build(cur, post, this.spec.tid)));
         const stable = T.eq(locTerm(a, post), locTerm(a, cur));
         const what = a.write ? 'write' : 'read';
         const guard = a.field ? this.spec.guards.get(a.field.id) : undefined;
@@ -599,3 +653,40 @@ function components(vocab: Vocabulary, conjuncts: Conjunct[]): Map<string, Set<s
 }
 
 export { LEN };
+
+/**
+ * The state after one environment step, built from the frames of the
+ * conjuncts ("keep(o) ==> v'[o] == v[o]") as `lambda o. keep(o) ? v[o] : havoc[o]`,
+ * and the built-in monitor/allocation/ownership rules, so that most of E needs
+ * no quantifier. Conjuncts that are not `exact` must still be assumed.
+ */
+export function buildTransition(vocab: Vocabulary, vars: Set<string>, conjuncts: Conjunct[], pre: StateFn, havoc: (name: string) => Term, tid: Term): Map<string, Term> {
+    const out = new Map<string, Term>();
+    const constructs = new Set(conjuncts.map(c => c.construct).filter(x => x));
+    for (const v of vars) {
+        const sort = vocab.sortOfVar(v);
+        const h = havoc(v);
+        const o = T.v('o!env', 'Ref');
+        const sel = (m: Term) => T.select(m, o);
+        if (v === HOLDER && constructs.has('holder')) {
+            out.set(v, T.lambda('o!env', 'Ref', T.ite(T.eq(sel(pre(v)), tid), tid, T.ite(T.eq(sel(h), tid), sel(pre(v)), sel(h)))));
+            continue;
+        }
+        if (v === ALLOC && constructs.has('alloc')) {
+            out.set(v, T.lambda('o!env', 'Ref', T.or(sel(pre(v)), sel(h))));
+            continue;
+        }
+        if (v === OWNER && constructs.has('owner')) {
+            const keep = T.or(T.eq(sel(pre(v)), tid), T.eq(sel(pre(v)), T.int(0)));
+            out.set(v, T.lambda('o!env', 'Ref', T.ite(keep, sel(pre(v)), T.ite(T.eq(sel(h), tid), sel(pre(v)), sel(h)))));
+            continue;
+        }
+        const frames = conjuncts.flatMap(c => c.frames ?? []).filter(f => f.var === v);
+        if (typeof sort === 'string') {
+            out.set(v, frames.length === 0 ? h : T.ite(T.or(...frames.map(f => f.keep(pre, tid, undefined))), pre(v), h));
+        } else {
+            out.set(v, frames.length === 0 ? h : T.lambda('o!env', 'Ref', T.ite(T.or(...frames.map(f => f.keep(pre, tid, o))), sel(pre(v)), sel(h))));
+        }
+    }
+    return out;
+}

@@ -92,6 +92,11 @@ function derivedCandidates(vocab: Vocabulary, w: Conjunct, g: Guard | undefined)
     const make = (label: string, cond: (pre: StateFn, tid: Term, obj: Term | undefined) => Term): Conjunct => ({
         kind: 'candidate', origin: `derived from the writable_if of ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`,
         field: f, vars: new Set([...w.vars]),
+        exact: !elems,
+        frames: [{
+            var: name,
+            keep: (pre, tid, o) => f.isStatic ? cond(pre, tid, undefined) : T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o!), cond(pre, tid, o)),
+        }],
         build(pre, post, tid) {
             if (f.isStatic) return T.implies(cond(pre, tid, undefined), unchangedAt(pre, post, undefined));
             const o = T.v('o!d', 'Ref');

@@ -1,6 +1,7 @@
 import type { SolverSession } from '../solver/index.js';
 import { SolverFailure } from '../solver/index.js';
 import * as T from '../smt/term.js';
+import type { Term } from '../smt/term.js';
 import type { Check } from '../vc/seq.js';
 import type { VC } from '../vc/vcgen.js';
 
@@ -38,6 +39,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Pro
         if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;
     };
+    log?.(vc.checks.map(c => `; check ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
     const candidates = vc.checks.filter(c => c.kind === 'candidate');
     const live = new Set(candidates.map(c => c.id));
@@ -137,57 +139,34 @@ export function parseValues(text: string): Map<string, string> {
 }
 
 /**
- * Walk the counterexample from the entry block: in each block whose `ok` is
- * false, the first enabled assertion that is false is a failing check; if none,
- * some successor's `ok` is false. Candidate failures at the same point are all
- * returned (they are falsified by the same reachable state).
+ * The failing checks of a model: every `err!k` that is true is a reached,
+ * failing assertion (the VC's implications make the model a real execution).
  */
 async function findFailing(vc: VC, send: (t: string) => Promise<string>, live: Set<number>, disabled: Set<number>, phase: 'houdini' | 'checks'): Promise<Failure[]> {
-    const names: string[] = [];
-    for (const b of vc.blocks) {
-        names.push(`${b.name}_ok`);
-        for (const s of b.stmts) names.push(s.name);
-    }
+    const names = [...vc.errors.keys()];
     const values = new Map<string, string>();
     for (let k = 0; k < names.length; k += 4000) {
         const chunk = names.slice(k, k + 4000);
         for (const [key, val] of parseValues(await send(`(get-value (${chunk.join(' ')}))\n`))) values.set(key, val);
     }
-    const byName = new Map(vc.blocks.map(b => [b.name, b]));
     const checkById = new Map(vc.checks.map(c => [c.id, c]));
     const enabled = (id: number) => {
         const c = checkById.get(id)!;
         return c.kind === 'candidate' ? live.has(id) : phase === 'checks' && !disabled.has(id);
     };
-    let block = byName.get(vc.entry);
-    const visited = new Set<string>();
-    while (block && !visited.has(block.name)) {
-        visited.add(block.name);
-        for (let i = 0; i < block.stmts.length; i++) {
-            const s = block.stmts[i];
-            if (s.kind !== 'assert' || !enabled(s.check!) || values.get(s.name) !== 'false') continue;
-            const first = checkById.get(s.check!)!;
-            const found: Failure[] = [{ check: first, values: await explain(vc, first, send) }];
-            if (first.kind === 'candidate') {
-                for (let j = i + 1; j < block.stmts.length; j++) {
-                    const t = block.stmts[j];
-                    if (t.kind !== 'assert') break;
-                    const c = checkById.get(t.check!)!;
-                    if (c.kind === 'candidate' && live.has(c.id) && values.get(t.name) === 'false') found.push({ check: c, values: [] });
-                }
-            }
-            return found;
-        }
-        block = block.succ.map(s => byName.get(s)!).find(b => values.get(`${b.name}_ok`) === 'false');
+    const found = new Map<number, Failure>();
+    for (const [err, { check, sigma }] of vc.errors) {
+        if (values.get(err) !== 'true' || found.has(check) || !enabled(check)) continue;
+        const c = checkById.get(check)!;
+        found.set(check, { check: c, values: c.kind === 'candidate' ? [] : await explain(c, sigma, send) });
     }
-    return [];
+    return [...found.values()];
 }
 
 /** Values of the terms a failing check names, in the failing state. */
-async function explain(vc: VC, check: Check, send: (t: string) => Promise<string>): Promise<Array<[string, string]>> {
+async function explain(check: Check, sigma: Map<string, Term>, send: (t: string) => Promise<string>): Promise<Array<[string, string]>> {
     const show = check.info.show ?? [];
-    const sigma = vc.stateAt.get(check.id);
-    if (show.length === 0 || !sigma || check.kind === 'candidate') return [];
+    if (show.length === 0) return [];
     const terms = show.map(([name, t]) => [name, T.toSmt(T.substitute(t, sigma))] as const);
     try {
         const values = parseValues(await send(`(get-value (${terms.map(t => t[1]).join(' ')}))\n`));

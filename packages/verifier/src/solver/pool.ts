@@ -26,7 +26,7 @@ export interface Engine {
 
 /** Sent before a session's first commands: a fresh state with Z3's own (soft) timeout. */
 export function sessionPrelude(timeLimitMs: number): string {
-    return `(set-option :produce-models true)\n(set-option :timeout ${Math.max(1, Math.round(timeLimitMs))})\n`;
+    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.max(1, Math.round(timeLimitMs))})\n`;
 }
 
 interface Waiter {
@@ -80,7 +80,7 @@ export class EnginePool implements SolverBackend {
     /** @internal Hands the engine to the longest-waiting session, or marks it free. */
     release(engine: Engine): void {
         if (this.disposed) return;
-        const waiter = this.waiters.pop();
+        const waiter = this.waiters.shift();
         if (waiter) waiter.resolve(engine);
         else this.free.push(engine);
     }

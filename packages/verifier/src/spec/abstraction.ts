@@ -50,9 +50,10 @@ export function frameVars(f: FrameInfo): string[] {
  * and leaving monitors and allocating are invisible to abstractions; and
  * objects private to the thread may change freely.
  */
-export function frameConstraint(vocab: Vocabulary, frame: FrameInfo, pre: (n: string) => Term, post: (n: string) => Term, tid: Term): Term {
+export function frameConstraint(vocab: Vocabulary, frame: FrameInfo, pre: (n: string) => Term, post: (n: string) => Term, tid: Term, only?: Set<string>): Term {
     const parts: Term[] = [];
     for (const sv of vocab.allVars()) {
+        if (only && !only.has(sv.name)) continue;
         if (sv.kind === 'holder' || sv.kind === 'alloc' || sv.kind === 'owner') continue;
         if (frame.whole.has(sv.name)) continue;
         if (sv.kind === 'global') {
@@ -70,14 +71,14 @@ export function frameConstraint(vocab: Vocabulary, frame: FrameInfo, pre: (n: st
 }
 
 /** An abstraction action as a relation between the state before (`pre~x`) and after (`x`) an operation. */
-export function actionRelation(vocab: Vocabulary, action: Action, ctx: TrContext, hasFrame: boolean, tid: Term): { relation: Term; frame: FrameInfo; predicate: Term } {
+export function actionRelation(vocab: Vocabulary, action: Action, ctx: TrContext, hasFrame: boolean, tid: Term, only?: Set<string>): { relation: Term; frame: FrameInfo; predicate: Term } {
     const twoState: TrContext = {
         ...ctx,
         state: (name, post) => post ? T.v(name, vocab.sortOfVar(name)) : T.v(preName(name), vocab.sortOfVar(name)),
     };
     const frame = frameOf(vocab, action, ctx, hasFrame);
     const predicate = translate(action.expr, twoState);
-    const fc = frameConstraint(vocab, frame, n => T.v(preName(n), vocab.sortOfVar(n)), n => T.v(n, vocab.sortOfVar(n)), tid);
+    const fc = frameConstraint(vocab, frame, n => T.v(preName(n), vocab.sortOfVar(n)), n => T.v(n, vocab.sortOfVar(n)), tid, only);
     return { relation: T.and(predicate, fc), frame, predicate };
 }
 

@@ -24,6 +24,21 @@ export interface Conjunct {
     /** The source clause (environment, invariant, writable_if). */
     clause?: Clause;
     field?: FieldModel;
+    /**
+     * "keep(o) ==> v'[o] == v[o]" parts (o undefined for a scalar v): an
+     * environment step can be built from them as `v' = lambda o. keep(o) ? v[o] : havoc[o]`,
+     * without quantifiers.
+     */
+    frames?: Frame[];
+    /** The frames (or the built-in construction) say all the conjunct says: it need not be assumed as well. */
+    exact?: boolean;
+    /** Built-in conjuncts the environment step constructs directly. */
+    construct?: 'holder' | 'alloc' | 'owner';
+}
+
+export interface Frame {
+    var: string;
+    keep(pre: StateFn, tid: Term, o: Term | undefined): Term;
 }
 
 /** A field's protection: its `writable_if` (declared or inferred). */
@@ -64,8 +79,9 @@ function varsOf(e: Expr, vocab: Vocabulary, out = new Set<string>()): Set<string
 function clauseConjunct(vocab: Vocabulary, kind: 'env' | 'invariant', clause: Clause, className: string | undefined): Conjunct {
     const quantified = className !== undefined && mentionsThis(clause.expr);
     const origin = `${kind === 'env' ? 'environment' : 'invariant'} of ${className ? `class ${className}` : 'the program'}`;
+    const frames = kind === 'env' ? clauseFrames(vocab, clause.expr, quantified ? className : undefined) : undefined;
     return {
-        kind, origin, clause, text: clause.text,
+        kind, origin, clause, text: clause.text, frames, exact: frames !== undefined,
         vars: varsOf(clause.expr, vocab),
         build(pre, post, tid) {
             if (!quantified) return translate(clause.expr, ctxFor(vocab, pre, post, tid));
@@ -74,6 +90,77 @@ function clauseConjunct(vocab: Vocabulary, kind: 'env' | 'invariant', clause: Cl
             return T.forall([{ name: `o!${className}`, sort: 'Ref' }], T.implies(publishedOfClass({ state: (n) => pre(n) }, vocab, className!, o), body));
         },
     };
+}
+
+/**
+ * An environment clause of the form `A ==> e' == e` (or a conjunction of
+ * such) where e is a global, a field of `this` (class clauses) or a field of an
+ * object the clause names: frames "keep e while A".
+ */
+function clauseFrames(vocab: Vocabulary, e: Expr, className: string | undefined): Frame[] | undefined {
+    const parts: Array<{ cond?: Expr; target: Expr }> = [];
+    const collect = (x: Expr): boolean => {
+        if (x.kind === 'binary' && x.op === '&&') return collect(x.left) && collect(x.right);
+        if (x.kind === 'binary' && x.op === '==>') {
+            const t = unchangedTarget(x.right);
+            if (!t) return false;
+            parts.push({ cond: x.left, target: t });
+            return true;
+        }
+        const t = unchangedTarget(x);
+        if (!t) return false;
+        parts.push({ target: t });
+        return true;
+    };
+    if (!collect(e)) return undefined;
+    const frames: Frame[] = [];
+    for (const { cond, target } of parts) {
+        if (cond && hasPrime(cond)) return undefined;
+        const ctx = (pre: StateFn, tid: Term, o: Term | undefined) => ctxFor(vocab, pre, pre, tid, o);
+        const condAt = (pre: StateFn, tid: Term, o: Term | undefined) => cond ? translate(cond, ctx(pre, tid, o)) : T.TRUE;
+        if (target.kind === 'global') {
+            if (className) return undefined; // "for every object, A(o) ==> g unchanged" needs a quantifier
+            frames.push({ var: vocab.varOfField(target.field), keep: (pre, tid) => condAt(pre, tid, undefined) });
+        } else if (target.kind === 'field') {
+            const name = vocab.varOfField(target.field);
+            if (target.receiver.kind === 'this' && className) {
+                frames.push({ var: name, keep: (pre, tid, o) => T.and(publishedOfClass({ state: n => pre(n) }, vocab, className, o!), condAt(pre, tid, o)) });
+            } else if (!className && !mentionsThis(target.receiver)) {
+                const recv = target.receiver;
+                frames.push({ var: name, keep: (pre, tid, o) => T.and(T.eq(o!, translate(recv, ctx(pre, tid, undefined))), condAt(pre, tid, undefined)) });
+            } else return undefined;
+        } else return undefined;
+    }
+    return frames;
+}
+
+/** `e' == e` (either order) for a global or field access e: returns e. */
+function unchangedTarget(x: Expr): Expr | undefined {
+    if (x.kind !== 'binary' || x.op !== '==') return undefined;
+    const [a, b] = [x.left, x.right];
+    const primedOf = (p: Expr, q: Expr) =>
+        (p.kind === 'global' && q.kind === 'global' && p.primed && !q.primed && p.field === q.field)
+        || (p.kind === 'field' && q.kind === 'field' && p.primed && !q.primed && p.field === q.field && sameExpr(p.receiver, q.receiver) && !hasPrime(p.receiver));
+    if (primedOf(a, b)) return b;
+    if (primedOf(b, a)) return a;
+    return undefined;
+}
+
+function hasPrime(e: Expr): boolean {
+    let found = false;
+    visit(e, x => { if ((x.kind === 'global' || x.kind === 'field' || x.kind === 'holder' || x.kind === 'index') && x.primed) found = true; });
+    return found;
+}
+
+function sameExpr(a: Expr, b: Expr): boolean {
+    if (a.kind !== b.kind) return false;
+    switch (a.kind) {
+        case 'this': case 'tid': case 'null': return true;
+        case 'var': return a.id === (b as typeof a).id;
+        case 'global': return a.field === (b as typeof a).field;
+        case 'field': return a.field === (b as typeof a).field && sameExpr(a.receiver, (b as typeof a).receiver);
+        default: return false;
+    }
 }
 
 /**
@@ -92,15 +179,22 @@ function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     if (elems) vars.add(elems);
     if (!f.isStatic) vars.add(ALLOC).add(OWNER);
     const guardText = g.inferred ? g.inferred.text : g.clauses.map(c => c.text).join(' && ');
+    // Another thread may write f only where the guard holds for it: keep f where no other thread's guard holds.
+    const otherMayWrite = (pre: StateFn, tid: Term, obj: Term | undefined) => existsOtherThread(tid, j => guardTerm(vocab, g, pre, j, obj));
     return {
         kind: 'writable', field: f, clause: g.clauses[0],
+        exact: !isArray,
+        frames: [{
+            var: name,
+            keep: (pre, tid, o) => o
+                ? T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o), T.not(otherMayWrite(pre, tid, o)))
+                : T.not(otherMayWrite(pre, tid, undefined)),
+        }],
         origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
         text: `${f.name}' != ${f.name} ==> (\\exists int j; j != 0 && j != tid; (${guardText})[tid := j])`,
         vars,
         build(pre, post, tid) {
-            const j = T.v('j!w', 'Int');
-            const guardAt = (obj: Term | undefined) => T.exists([{ name: 'j!w', sort: 'Int' }],
-                T.and(T.ne(j, T.int(0)), T.ne(j, tid), guardTerm(vocab, g, pre, j, obj)));
+            const guardAt = (obj: Term | undefined) => otherMayWrite(pre, tid, obj);
             if (f.isStatic) {
                 const changed = T.ne(post(name), pre(name));
                 const elemChanged = elems ? T.ne(T.select(post(elems), pre(name)), T.select(pre(elems), pre(name))) : T.FALSE;
@@ -118,6 +212,46 @@ function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     };
 }
 
+/**
+ * `\exists int j; j != 0 && j != tid && P(j)`: eliminated where P pins j down
+ * (`j == e` in every disjunct, as in `tid == Producer && ...` or `o.holder == tid`).
+ */
+export function existsOtherThread(tid: Term, p: (j: Term) => Term): Term {
+    const j = { t: 'var' as const, name: 'j!w', sort: 'Int' as const };
+    const body = p(j);
+    const elim = eliminate(body, j, tid);
+    if (elim) return elim;
+    return T.exists([{ name: 'j!w', sort: 'Int' }], T.and(T.ne(j, T.int(0)), T.ne(j, tid), body));
+}
+
+function mentions(t: Term, name: string): boolean {
+    return T.freeVars(t).has(name);
+}
+
+/** \exists j (j != 0, j != tid). body — without the quantifier, or undefined when j is not pinned down. */
+function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term | undefined {
+    if (!mentions(body, j.name)) return T.and(body, T.TRUE);
+    if (body.t !== 'app') return undefined;
+    if (body.fn === 'or') {
+        const parts = body.args.map(a => eliminate(a, j, tid));
+        return parts.every(x => x) ? T.or(...(parts as Term[])) : undefined;
+    }
+    if (body.fn === 'ite' && !mentions(body.args[0], j.name)) {
+        const a = eliminate(body.args[1], j, tid), b = eliminate(body.args[2], j, tid);
+        return a && b ? T.or(T.and(body.args[0], a), T.and(T.not(body.args[0]), b)) : undefined;
+    }
+    const conjuncts = body.fn === 'and' ? body.args : [body];
+    for (const c of conjuncts) {
+        if (c.t === 'app' && c.fn === '=' && c.args.length === 2) {
+            const [l, r] = c.args;
+            const e = l.t === 'var' && l.name === j.name && !mentions(r, j.name) ? r
+                : r.t === 'var' && r.name === j.name && !mentions(l, j.name) ? l : undefined;
+            if (e) return T.and(T.ne(e, T.int(0)), T.ne(e, tid), T.substitute(body, new Map([[j.name, e]])));
+        }
+    }
+    return undefined;
+}
+
 /** P[tid := j] (and this := obj) in the pre-state. */
 export function guardTerm(vocab: Vocabulary, g: Guard, pre: StateFn, tid: Term, obj: Term | undefined): Term {
     if (g.inferred) return T.or(...g.inferred.writers.map(w => T.eq(tid, T.int(w))));
@@ -131,20 +265,28 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
     const maps = vocab.allVars().filter(v => v.kind === 'field' || v.kind === 'elems').map(v => v.name);
     return [
         {
-            kind: 'builtin', origin: 'monitors', text: 'o.holder == tid <==> o.holder\' == tid (no other thread takes or releases a monitor held by this thread)',
-            vars: new Set([HOLDER]),
+            kind: 'builtin', origin: 'monitors', text: "o.holder == tid <==> o.holder' == tid (no other thread takes or releases a monitor this thread holds)",
+            vars: new Set([HOLDER]), exact: true, construct: 'holder',
             build: (pre, post, tid) => T.forall(ov, T.iff(T.eq(T.select(pre(HOLDER), o), tid), T.eq(T.select(post(HOLDER), o), tid)), [[T.select(post(HOLDER), o)]]),
         },
         {
-            kind: 'builtin', origin: 'allocation', text: 'allocated objects stay allocated; objects private to this thread stay private and unchanged',
-            vars: new Set([ALLOC, OWNER, ...maps]),
+            kind: 'builtin', origin: 'allocation', text: 'allocated objects stay allocated',
+            vars: new Set([ALLOC]), exact: true, construct: 'alloc',
+            build: (pre, post) => T.forall(ov, T.implies(T.select(pre(ALLOC), o), T.select(post(ALLOC), o)), [[T.select(post(ALLOC), o)]]),
+        },
+        {
+            kind: 'builtin', origin: 'ownership', text: 'objects private to this thread stay private; published objects stay published',
+            vars: new Set([OWNER]), exact: true, construct: 'owner',
             build: (pre, post, tid) => T.and(
-                T.forall(ov, T.implies(T.select(pre(ALLOC), o), T.select(post(ALLOC), o)), [[T.select(post(ALLOC), o)]]),
                 T.forall(ov, T.iff(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(OWNER), o), tid)), [[T.select(post(OWNER), o)]]),
-                // published objects stay published
                 T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), T.int(0)), T.eq(T.select(post(OWNER), o), T.int(0))), [[T.select(post(OWNER), o)]]),
-                ...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]])),
             ),
+        },
+        {
+            kind: 'builtin', origin: 'private objects', text: 'objects private to this thread are not changed by others',
+            vars: new Set([OWNER, ...maps]), exact: true,
+            frames: maps.map(m => ({ var: m, keep: (pre: StateFn, tid: Term, obj: Term | undefined) => T.eq(T.select(pre(OWNER), obj!), tid) })),
+            build: (pre, post, tid) => T.and(...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]]))),
         },
     ];
 }
@@ -212,7 +354,8 @@ function finalConjunct(vocab: Vocabulary, f: FieldModel): Conjunct {
     const name = vocab.varOfField(f.id);
     return {
         kind: 'builtin', origin: `${f.id} is final`, text: `${f.name}' == ${f.name}`, field: f,
-        vars: new Set([name]),
+        vars: new Set([name]), exact: true,
+        frames: [{ var: name, keep: (pre, _tid, o) => (o ? T.select(pre(ALLOC), o) : T.TRUE) }],
         build: (pre, post) => {
             if (f.isStatic) return T.eq(post(name), pre(name));
             const o = T.v('o!f', 'Ref');

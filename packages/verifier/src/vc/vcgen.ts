@@ -8,18 +8,24 @@ import type { Check, SCmd, SeqProgram } from './seq.js';
  * is cut at loops (invariants asserted on entry and after the body, assumed at
  * the head after the loop's targets are havocked), put in passive form
  * (every assignment a fresh incarnation; joins equate incarnations), and turned
- * into compact block equations `B_ok = wp(B, /\ succ_ok)` (Flanagan–Saxe, as in
- * Boogie), so the VC is linear in the program's size.
+ * into a linear-size formula (the compact VCs of Flanagan–Saxe, in their
+ * "reachability" form): `R_B` means block B is reached with every assumption on
+ * the way satisfied, and `err!k` that assertion k is reached and fails. Every
+ * definition is a one-way implication, so assumptions occur only positively and
+ * asserted conditions only negatively: quantified assertions are skolemized,
+ * never instantiated, and a model is a concrete failing execution.
  *
  * Each assertion has an enable literal: a disabled program check is assumed
- * instead of asserted (so one query finds every failing check in turn), and a
+ * instead of asserted (so repeated queries find every failing check), and a
  * Houdini candidate is dropped from both its assertions and its assumptions.
  */
 export interface PStmt {
     kind: 'assume' | 'assert';
-    /** Name of the Bool constant defined as the condition. */
-    name: string;
+    /** The condition, in passive form. */
+    cond: Term;
     check?: number;
+    /** For assertions: the error variable `err!k`. */
+    err?: string;
 }
 
 export interface Block {
@@ -36,10 +42,8 @@ export interface VC {
     /** Enable literal per check id. */
     enable: Map<number, string>;
     checks: Check[];
-    /** Passive value of a term at each assertion (for counterexamples): check id → incarnation map. */
-    stateAt: Map<number, Map<string, Term>>;
-    /** Condition constant → defining term (for debugging). */
-    definitions: Map<string, Term>;
+    /** Error variable → the check it reports and the passive state there (for counterexamples). */
+    errors: Map<string, { check: number; sigma: Map<string, Term> }>;
 }
 
 interface End { block: Block; sigma: Map<string, Term> }
@@ -66,11 +70,8 @@ class Generator {
     private sigma = new Map<string, Term>();
     private incarnation = new Map<string, number>();
     private decls = new Map<string, Sort>();
-    private defs: string[] = [];
-    private definitions = new Map<string, Term>();
-    private condCount = 0;
     private labels = new Map<string, End[]>();
-    private stateAt = new Map<number, Map<string, Term>>();
+    private errors = new Map<string, { check: number; sigma: Map<string, Term> }>();
 
     constructor(private readonly p: SeqProgram) { }
 
@@ -82,32 +83,47 @@ class Generator {
         this.gen(this.p.body);
         const enable = new Map<number, string>();
         for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
+        const checkById = new Map(this.p.checks.map(c => [c.id, c]));
         const lines: string[] = [PRELUDE];
         for (const [name, sort] of this.decls) lines.push(`(declare-const ${symbol(name)} ${sortToSmt(sort)})`);
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
-        lines.push(...this.defs);
-        // Block equations, last block first.
-        const ok = (b: Block) => `${b.name}_ok`;
-        for (const b of this.blocks) lines.push(`(declare-const ${ok(b)} Bool)`);
-        const checkById = new Map(this.p.checks.map(c => [c.id, c]));
-        for (let i = this.blocks.length - 1; i >= 0; i--) {
-            const b = this.blocks[i];
-            let q = b.succ.length === 0 ? 'true' : b.succ.length === 1 ? `${b.succ[0]}_ok` : `(and ${b.succ.map(s => `${s}_ok`).join(' ')})`;
-            for (let j = b.stmts.length - 1; j >= 0; j--) {
-                const s = b.stmts[j];
-                if (s.kind === 'assume') q = `(=> ${s.name} ${q})`;
-                else {
-                    const en = enable.get(s.check!)!;
-                    const check = checkById.get(s.check!)!;
-                    if (check.kind === 'candidate') q = `(and (=> ${en} ${s.name}) (=> (=> ${en} ${s.name}) ${q}))`;
-                    else if (check.assumeAfter === false) q = `(and (=> ${en} ${s.name}) ${q})`;
-                    else q = `(and (=> ${en} ${s.name}) (=> ${s.name} ${q}))`;
+        const preds = new Map<string, string[]>();
+        for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
+        const out = new Map<string, string>();
+        let points = 0;
+        const errors: string[] = [];
+        for (const b of this.blocks) {
+            const reach = `R!${b.name}`;
+            lines.push(`(declare-const ${reach} Bool)`);
+            let point = reach;
+            const next = (cond: string) => {
+                const p = `P!${points++}`;
+                lines.push(`(declare-const ${p} Bool)`, `(assert (=> ${p} (and ${point} ${cond})))`);
+                point = p;
+            };
+            for (const st of b.stmts) {
+                const cond = toSmt(st.cond);
+                if (st.kind === 'assume') {
+                    next(cond);
+                    continue;
                 }
+                const en = enable.get(st.check!)!;
+                lines.push(`(declare-const ${st.err} Bool)`, `(assert (=> ${st.err} (and ${point} ${en} (not ${cond}))))`);
+                errors.push(st.err!);
+                const check = checkById.get(st.check!)!;
+                if (check.kind === 'candidate') next(`(=> ${en} ${cond})`);
+                else if (check.assumeAfter !== false) next(cond);
             }
-            lines.push(`(assert (= ${ok(b)} ${q}))`);
+            out.set(b.name, point);
         }
-        lines.push(`(assert (not ${ok(entry)}))`);
-        return { script: lines.join('\n') + '\n', blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, stateAt: this.stateAt, definitions: this.definitions };
+        lines.push(`(assert R!${entry.name})`);
+        for (const b of this.blocks) {
+            if (b === entry) continue;
+            const from = (preds.get(b.name) ?? []).map(p => out.get(p)!);
+            lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
+        }
+        lines.push(`(assert (or ${errors.join(' ')} false))`);
+        return { script: lines.join('\n') + '\n', blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors };
     }
 
     private newBlock(): Block {
@@ -135,13 +151,6 @@ class Generator {
         return T.substitute(t, this.sigma);
     }
 
-    private define(t: Term): string {
-        const name = `c!${this.condCount++}`;
-        this.defs.push(`(declare-const ${name} Bool)\n(assert (= ${name} ${toSmt(t)}))`);
-        this.definitions.set(name, t);
-        return name;
-    }
-
     private block(): Block {
         if (!this.cur) this.cur = this.newBlock(); // unreachable code: a block nobody jumps to
         return this.cur;
@@ -150,13 +159,14 @@ class Generator {
     private assume(t: Term): void {
         const c = this.now(t);
         if (c.t === 'bool' && c.value) return;
-        this.block().stmts.push({ kind: 'assume', name: this.define(c) });
+        this.block().stmts.push({ kind: 'assume', cond: c });
     }
 
     private assert(t: Term, check: number): void {
         const c = this.now(t);
-        this.block().stmts.push({ kind: 'assert', name: this.define(c), check });
-        this.stateAt.set(check, new Map(this.sigma));
+        const err = `err!${this.errors.size}`;
+        this.errors.set(err, { check, sigma: new Map(this.sigma) });
+        this.block().stmts.push({ kind: 'assert', cond: c, check, err });
     }
 
     private gen(cmds: SCmd[]): void {
@@ -174,7 +184,7 @@ class Generator {
                     return;
                 }
                 const x = this.freshVar(c.var, this.sortOf(c.var));
-                this.block().stmts.push({ kind: 'assume', name: this.define(T.eq(x, value)) });
+                this.block().stmts.push({ kind: 'assume', cond: T.eq(x, value) });
                 this.sigma.set(c.var, x);
                 return;
             }
@@ -191,7 +201,7 @@ class Generator {
                     start.succ.push(b.name);
                     this.cur = b;
                     this.sigma = new Map(s0);
-                    if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', name: this.define(guard) });
+                    if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', cond: guard });
                     this.gen(branch);
                     if (this.cur) ends.push({ block: this.cur, sigma: this.sigma });
                 }
@@ -270,7 +280,7 @@ class Generator {
             merged.set(name, x);
             for (const e of ends) {
                 const t = e.sigma.get(name);
-                if (t) e.block.stmts.push({ kind: 'assume', name: this.define(T.eq(x, t)) });
+                if (t) e.block.stmts.push({ kind: 'assume', cond: T.eq(x, t) });
             }
         }
         for (const e of ends) e.block.succ.push(join.name);
