@@ -2,6 +2,7 @@
 // VS Code extension, and the extension itself, with esbuild.
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +30,31 @@ const builds = [
     { ...common, entryPoints: [path.join(root, 'server/src/main.ts')], outfile: path.join(root, 'client/out/server.cjs') },
     { ...common, entryPoints: [path.join(root, 'client/src/extension.ts')], outfile: path.join(root, 'client/out/extension.cjs'), external: ['vscode'], banner: {} },
 ];
+
+// The z3 worker of the solver host (packages/verifier/src/solver). z3-solver is never
+// inlined whole: Z3's pthreads load the script that contains z3-built.js.
+// - CLI (and tests): z3-solver stays external, loaded from node_modules.
+// - VS Code extension (.vsix without node_modules): z3-solver's JS wrapper is inlined,
+//   but `require('./z3-built')` stays external, and z3-built.js/.wasm are copied next
+//   to the bundle (CALVIN_Z3_BESIDE makes the worker pass locateFile/mainScriptUrlOrBlob).
+const z3Worker = path.join(root, 'packages/verifier/src/solver/z3-worker.ts');
+const workerCommon = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', entryPoints: [z3Worker] };
+const z3BuiltBeside = {
+    name: 'z3-built-beside',
+    setup(build) {
+        build.onResolve({ filter: /^\.\/z3-built(\.js)?$/ }, args =>
+            /[\\/]z3-solver[\\/]/.test(args.importer) ? { path: './z3-built.js', external: true } : undefined);
+    },
+};
+builds.push(
+    { ...workerCommon, outfile: path.join(root, 'packages/cli/out/z3-worker.cjs'), external: ['z3-solver'], define: { CALVIN_Z3_BESIDE: 'false' } },
+    { ...workerCommon, outfile: path.join(root, 'client/out/z3-worker.cjs'), plugins: [z3BuiltBeside], define: { CALVIN_Z3_BESIDE: 'true' } },
+);
+if (fs.existsSync(z3Worker)) {
+    const z3Build = path.dirname(createRequire(path.join(root, 'packages/verifier/package.json')).resolve('z3-solver/build/z3-built.js'));
+    fs.mkdirSync(path.join(root, 'client/out'), { recursive: true });
+    for (const file of ['z3-built.js', 'z3-built.wasm']) fs.copyFileSync(path.join(z3Build, file), path.join(root, 'client/out', file));
+}
 
 for (const options of builds) {
     if (!fs.existsSync(options.entryPoints[0])) continue;

@@ -74,12 +74,93 @@ export function enclosingThread(node: AstNode): ast.ThreadDecl | undefined {
     return AstUtils.getContainerOfType(node, ast.isThreadDecl);
 }
 
-/** The method an annotation clause (requires/ensures/abstraction) is attached to. */
-export function methodOfClause(clause: AstNode): ast.MethodDecl | undefined {
-    const annotation = AstUtils.getContainerOfType(clause, ast.isAnnotation);
-    if (!annotation) return undefined;
-    const target = annotatedTarget(annotation);
+/** The clause of an annotation that is, or contains, `node` (undefined outside annotations). */
+export function topClauseOf(node: AstNode): ast.Clause | undefined {
+    let n: AstNode = node;
+    while (n.$container && !ast.isAnnotation(n.$container)) n = n.$container;
+    return n.$container && ast.isClause(n) ? n : undefined;
+}
+
+/** Clauses that belong to the method written after them: requires, ensures and abstraction. */
+export function isMethodSpecClause(c: AstNode | undefined): c is ast.RequiresClause | ast.EnsuresClause | ast.AbstractionClause {
+    return ast.isRequiresClause(c) || ast.isEnsuresClause(c) || ast.isAbstractionClause(c);
+}
+
+/**
+ * The method whose spec contains `node`: `node` is (or is inside) a
+ * requires/ensures/abstraction clause written directly before that method.
+ * Other clauses before a method (invariant, environment, ...) are not part of
+ * its spec, so they give undefined.
+ */
+export function methodOfClause(node: AstNode): ast.MethodDecl | undefined {
+    const clause = topClauseOf(node);
+    if (!isMethodSpecClause(clause)) return undefined;
+    const target = annotatedTarget(clause.$container);
     return ast.isMethodDecl(target) ? target : undefined;
+}
+
+/**
+ * The field a `writable_if` protects: the next field declared after it, a
+ * ghost field later in the same annotation or in a following annotation, or
+ * the field declaration after the annotations (only annotations in between).
+ */
+export function protectedField(clause: ast.WritableIfClause): ast.FieldDecl | ast.GhostField | undefined {
+    const annotation = clause.$container;
+    const own = annotation.clauses;
+    for (let j = own.indexOf(clause) + 1; j < own.length; j++) {
+        const c = own[j];
+        if (ast.isGhostFieldClause(c)) return c.field;
+    }
+    const siblings = siblingsOf(annotation);
+    if (!siblings) return undefined;
+    for (let i = siblings.indexOf(annotation) + 1; i < siblings.length; i++) {
+        const s = siblings[i];
+        if (ast.isAnnotation(s)) {
+            const ghost = s.clauses.find(ast.isGhostFieldClause);
+            if (ghost) return ghost.field;
+        } else {
+            return ast.isFieldDecl(s) ? s : undefined;
+        }
+    }
+    return undefined;
+}
+
+/**
+ * The `writable_if` clauses protecting a field (see `protectedField`): those
+ * written after the previous field declared (ghost or not), with only
+ * annotations between them and the field.
+ */
+export function writableIfClauses(field: ast.FieldDecl | ast.GhostField): ast.WritableIfClause[] {
+    const result: ast.WritableIfClause[] = [];
+    // Clauses before the field, latest first, until the previous field.
+    let annotation: ast.Annotation | undefined;
+    let siblingIndex: number;
+    const siblings = ast.isGhostField(field) ? siblingsOf(field.$container.$container) : siblingsOf(field);
+    if (ast.isGhostField(field)) {
+        const clause = field.$container;
+        annotation = clause.$container;
+        const own = annotation.clauses;
+        for (let j = own.indexOf(clause) - 1; j >= 0; j--) {
+            const c = own[j];
+            if (ast.isGhostFieldClause(c)) return result;
+            if (ast.isWritableIfClause(c)) result.unshift(c);
+        }
+        if (!siblings) return result;
+        siblingIndex = siblings.indexOf(annotation);
+    } else {
+        if (!siblings) return result;
+        siblingIndex = siblings.indexOf(field);
+    }
+    for (let i = siblingIndex - 1; i >= 0; i--) {
+        const s = siblings[i];
+        if (!ast.isAnnotation(s)) break;
+        for (let j = s.clauses.length - 1; j >= 0; j--) {
+            const c = s.clauses[j];
+            if (ast.isGhostFieldClause(c)) return result;
+            if (ast.isWritableIfClause(c)) result.unshift(c);
+        }
+    }
+    return result;
 }
 
 /** The clause (top-level annotation item) that contains a node, if any. */
@@ -111,7 +192,7 @@ export function classFields(cls: ast.ClassDecl): Array<ast.FieldDecl | ast.Ghost
     for (const m of cls.members) {
         if (ast.isFieldDecl(m)) fields.push(m);
         else if (ast.isAnnotation(m)) {
-            for (const c of m.clauses) if (ast.isGhostFieldClause(c)) fields.push(c.field);
+            for (const c of m.clauses) if (ast.isGhostFieldClause(c) && c.field) fields.push(c.field);
         }
     }
     return fields;
@@ -127,7 +208,7 @@ export function globalFields(program: ast.Program): Array<ast.FieldDecl | ast.Gh
     for (const d of program.decls) {
         if (ast.isFieldDecl(d)) fields.push(d);
         else if (ast.isAnnotation(d)) {
-            for (const c of d.clauses) if (ast.isGhostFieldClause(c)) fields.push(c.field);
+            for (const c of d.clauses) if (ast.isGhostFieldClause(c) && c.field) fields.push(c.field);
         }
     }
     return fields;
@@ -187,7 +268,7 @@ export function threadIds(programs: Iterable<ast.Program>): Map<ast.ThreadDecl, 
     const ids = new Map<ast.ThreadDecl, number>();
     let next = 1;
     for (const p of ordered) {
-        for (const d of p.decls) {
+        for (const d of p.decls ?? []) {
             if (ast.isThreadDecl(d) && d.count === undefined && !d.star) ids.set(d, next++);
         }
     }

@@ -2,11 +2,13 @@ import type { LangiumCoreServices, LangiumSharedCoreServices, Module, PartialLan
 import { EmptyFileSystem, createDefaultCoreModule, createDefaultSharedCoreModule, inject } from 'langium';
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule } from './generated/module.js';
 import { CalvinTokenBuilder } from './parser/calvin-token-builder.js';
+import { CalvinLexer, createCalvinParser } from './parser/calvin-parser.js';
 import { CalvinScopeComputation, CalvinScopeProvider } from './scoping/calvin-scope.js';
 import { CalvinTypeSystem } from './types/calvin-types.js';
 import { CalvinDocumentValidator } from './validation/calvin-document-validator.js';
 import { registerValidationChecks } from './validation/calvin-validator.js';
 import { CalvinWorkspaceManager } from './workspace/calvin-workspace-manager.js';
+import { CalvinDocumentBuilder } from './workspace/calvin-document-builder.js';
 
 /** Services Calvin adds to Langium's. */
 export interface CalvinAddedServices {
@@ -20,6 +22,8 @@ export type CalvinServices = LangiumCoreServices & CalvinAddedServices;
 export const CalvinModule: Module<CalvinServices, PartialLangiumCoreServices & CalvinAddedServices> = {
     parser: {
         TokenBuilder: () => new CalvinTokenBuilder(),
+        Lexer: (services) => new CalvinLexer(services),
+        LangiumParser: (services) => createCalvinParser(services),
     },
     references: {
         ScopeComputation: (services) => new CalvinScopeComputation(services),
@@ -36,6 +40,7 @@ export const CalvinModule: Module<CalvinServices, PartialLangiumCoreServices & C
 export const CalvinSharedModule: Module<LangiumSharedCoreServices, PartialLangiumSharedCoreServices> = {
     workspace: {
         WorkspaceManager: (services) => new CalvinWorkspaceManager(services),
+        DocumentBuilder: (services) => new CalvinDocumentBuilder(services),
     },
 };
 

@@ -8,3 +8,6 @@ export * from './parser/calvin-token-builder.js';
 export * from './validation/calvin-validator.js';
 export * from './workspace/load.js';
 export * from './workspace/programs.js';
+export * from './model/to-model.js';
+export * from './workspace/calvin-document-builder.js';
+export * from './parser/calvin-parser.js';

@@ -9,7 +9,7 @@ export class CalvinDocumentSymbolProvider implements DocumentSymbolProvider {
 
     getSymbols(document: LangiumDocument, _params: DocumentSymbolParams): MaybePromise<DocumentSymbol[]> {
         const program = document.parseResult.value as ast.Program;
-        return program.decls.flatMap(d => this.topLevel(d));
+        return (program.decls ?? []).flatMap(d => this.topLevel(d));
     }
 
     private topLevel(d: ast.TopDecl): DocumentSymbol[] {
@@ -25,8 +25,9 @@ export class CalvinDocumentSymbolProvider implements DocumentSymbolProvider {
     }
 
     private member(m: ast.ClassMember): DocumentSymbol[] {
-        if (ast.isFieldDecl(m)) return symbol(m, m.name, SymbolKind.Field, undefined, m.type.$cstNode?.text);
-        if (ast.isMethodDecl(m)) return symbol(m, m.name, SymbolKind.Method, undefined, `(${m.params.map(p => p.type.$cstNode?.text ?? '').join(', ')})`);
+        // Parts may be missing after a syntax error (`void m(int a, final)`: a parameter without a type).
+        if (ast.isFieldDecl(m)) return symbol(m, m.name, SymbolKind.Field, undefined, m.type?.$cstNode?.text);
+        if (ast.isMethodDecl(m)) return symbol(m, m.name, SymbolKind.Method, undefined, `(${m.params.map(p => p.type?.$cstNode?.text ?? '').join(', ')})`);
         if (ast.isAnnotation(m)) {
             return m.clauses.flatMap(c => {
                 if (ast.isInvariantClause(c)) return symbol(c, `invariant ${c.condition?.$cstNode?.text ?? ''}`, SymbolKind.Property);

@@ -1,5 +1,6 @@
 import type { LangiumDocument } from 'langium';
-import { DefaultDocumentBuilder, URI } from 'langium';
+import { URI } from 'langium';
+import { CalvinDocumentBuilder as CalvinCoreDocumentBuilder } from '@calvin/language';
 import type { LangiumSharedServices } from 'langium/lsp';
 import { DefaultDocumentUpdateHandler } from 'langium/lsp';
 import type { TextDocumentChangeEvent } from 'vscode-languageserver';
@@ -37,7 +38,7 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
 }
 
 /** Builds the most recently edited file first, then the other open files, then the rest. */
-export class CalvinDocumentBuilder extends DefaultDocumentBuilder {
+export class CalvinDocumentBuilder extends CalvinCoreDocumentBuilder {
     private lastEdited: string | undefined;
 
     markEdited(uri: string): void {

@@ -3,7 +3,7 @@ import { AstUtils } from 'langium';
 import type { LangiumServices } from 'langium/lsp';
 import { AstNodeHoverProvider } from 'langium/lsp';
 import * as ast from '@calvin/language';
-import { attachedClauses, isBuiltinMember, isStatic, precedingAnnotations, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString } from '@calvin/language';
+import { isBuiltinMember, isStatic, precedingAnnotations, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses } from '@calvin/language';
 
 /**
  * Hover on a declaration or a reference: the declaration, its type and, for
@@ -56,10 +56,7 @@ export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): strin
             const protections: string[] = [];
             if (f.modifiers.includes('final')) protections.push('`final`: immutable after its initializer, never racy');
             if (f.modifiers.includes('volatile')) protections.push('`volatile`: a synchronization variable, exempt from stability checks (its writes still obey `writable_if`)');
-            const writable = ast.isFieldDecl(f)
-                ? attachedClauses(f).filter(ast.isWritableIfClause)
-                : writableIfOfGhost(f);
-            for (const w of writable) protections.push(`\`writable_if ${text(w.condition)}\`: only a thread for which this holds may write it`);
+            for (const w of writableIfClauses(f)) protections.push(`\`writable_if ${text(w.condition)}\`: only a thread for which this holds may write it`);
             if (protections.length === 0 && !ast.isGhostField(f)) protections.push('no `writable_if`: any thread may write it unless the checker infers a guard');
             out.push(protections.map(p => `- ${p}`).join('\n'));
             return out;
@@ -95,17 +92,4 @@ export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): strin
         default:
             return [];
     }
-}
-
-/** `//@ writable_if P; ghost int g;` */
-function writableIfOfGhost(g: ast.GhostField): ast.WritableIfClause[] {
-    const clause = g.$container;
-    const annotation = clause?.$container as ast.Annotation | undefined;
-    if (!annotation) return [];
-    const i = annotation.clauses.indexOf(clause);
-    const result: ast.WritableIfClause[] = [];
-    for (let j = i - 1; j >= 0 && ast.isWritableIfClause(annotation.clauses[j]); j--) {
-        result.unshift(annotation.clauses[j] as ast.WritableIfClause);
-    }
-    return result;
 }

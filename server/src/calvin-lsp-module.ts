@@ -6,6 +6,7 @@ import { CalvinDocumentSymbolProvider } from './calvin-document-symbols.js';
 import { CalvinHoverProvider } from './calvin-hover.js';
 import { CalvinSemanticTokenProvider } from './calvin-semantic-tokens.js';
 import { CalvinDocumentBuilder, CalvinDocumentUpdateHandler } from './calvin-document-updates.js';
+import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
 
 export type CalvinLspServices = LangiumServices & CalvinAddedServices;
 
@@ -15,12 +16,17 @@ export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> 
         HoverProvider: (services) => new CalvinHoverProvider(services),
         SemanticTokenProvider: (services) => new CalvinSemanticTokenProvider(services),
         DocumentSymbolProvider: (services) => new CalvinDocumentSymbolProvider(services),
+        CompletionProvider: (services) => new CalvinCompletionProvider(services),
+        RenameProvider: (services) => new CalvinRenameProvider(services),
+        DefinitionProvider: (services) => new CalvinDefinitionProvider(services),
+        ReferencesProvider: (services) => new CalvinReferencesProvider(services),
     },
 };
 
 export const CalvinLspSharedModule: Module<LangiumSharedServices, PartialLangiumSharedServices> = {
     lsp: {
         DocumentUpdateHandler: (services) => new CalvinDocumentUpdateHandler(services),
+        NodeKindProvider: () => new CalvinNodeKindProvider(),
     },
     workspace: {
         DocumentBuilder: (services) => new CalvinDocumentBuilder(services),

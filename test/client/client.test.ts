@@ -355,6 +355,9 @@ describe('packaging', { skip: NOT_BUILT }, () => {
                 'language-configuration.json',
                 'out/extension.cjs',
                 'out/server.cjs',
+                'out/z3-built.js',      // the verifier's solver (z3 compiled to wasm) and its worker
+                'out/z3-built.wasm',
+                'out/z3-worker.cjs',
                 'package.json',
                 'readme.md',
                 'syntaxes/calvin.tmLanguage.json',

@@ -7,17 +7,17 @@ import { Lexer, type CustomPatternMatcherFunc, type IMultiModeLexerDefinition, t
  * - `java`: ordinary code; annotation keywords are plain identifiers here;
  * - `block`: inside `/*@ ... *\/`, left by `*\/`;
  * - `line`: inside `//@ ...`, left by the end of the line.
- * Primes, `\old`-style tokens and the annotation keywords exist only in the
- * two annotation modes.
+ * Primes and the annotation keywords exist only in the two annotation modes.
+ * `\old`, `\result`, `\forall` and `\exists` are lexed everywhere (no identifier
+ * starts with a backslash), so that in code they parse and the validator can
+ * say in one diagnostic that they belong in annotations.
  */
 export const ANNOTATION_KEYWORDS = [
     'writable_if', 'invariant', 'environment', 'requires', 'ensures', 'abstraction',
     'step', 'stutter', 'loop_invariant', 'ghost', 'set', 'assume', 'witness',
 ] as const;
 
-const ANNOTATION_ONLY_TOKENS = new Set<string>([
-    ...ANNOTATION_KEYWORDS, '\\old', '\\result', '\\forall', '\\exists', 'PRIME',
-]);
+const ANNOTATION_ONLY_TOKENS = new Set<string>([...ANNOTATION_KEYWORDS, 'PRIME']);
 
 export const MODE_JAVA = 'java';
 export const MODE_BLOCK = 'block';
@@ -77,9 +77,32 @@ export class CalvinTokenBuilder extends DefaultTokenBuilder {
         const java = [blockStart, lineStart, ws, mlComment, slComment, ...common];
         const block = [blockEnd, ws, atContinuation, blockSlComment, mlComment, ...annotationOnly, ...common];
         const line = [eol, inlineWs, slComment, mlComment, ...annotationOnly, ...common];
+        restrictLongerAlternatives([java, block, line]);
         return {
             modes: { [MODE_JAVA]: java, [MODE_BLOCK]: block, [MODE_LINE]: line },
             defaultMode: MODE_JAVA,
         };
+    }
+}
+
+/**
+ * Langium gives a keyword every terminal it is a prefix of as a "longer
+ * alternative" (`/` gets SL_COMMENT and ML_COMMENT). Chevrotain resolves those
+ * within the lexer mode and fails ("reading 'pattern'") on one that is missing
+ * from the mode: block annotations have no SL_COMMENT (a `//` comment there
+ * stops before `*\/`). Keep only the alternatives present in every mode that
+ * holds the token. (Comments come before `/` in every mode anyway, so they
+ * never needed to be tried as longer alternatives of it.)
+ */
+function restrictLongerAlternatives(modes: TokenType[][]): void {
+    const sets = modes.map(m => new Set(m));
+    for (const token of new Set(modes.flat())) {
+        const alts = token.LONGER_ALT;
+        if (alts === undefined) continue;
+        const list = Array.isArray(alts) ? alts : [alts];
+        const kept = list.filter(a => sets.every(s => !s.has(token) || s.has(a)));
+        if (kept.length === list.length) continue;
+        if (kept.length === 0) delete token.LONGER_ALT;
+        else token.LONGER_ALT = kept;
     }
 }

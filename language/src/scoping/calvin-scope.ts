@@ -1,9 +1,9 @@
 import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, ReferenceInfo, Scope } from 'langium';
 import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, WorkspaceCache } from 'langium';
 import * as ast from '../generated/ast.js';
-import { annotatedTarget, classFields, classMethods, globalFields } from '../ast-utils.js';
+import { annotatedTarget, classFields, classMethods, globalFields, isMethodSpecClause } from '../ast-utils.js';
 import { topLevelDeclarations } from '../workspace/programs.js';
-import { BUILTIN_CLASS_NAME } from '../builtins.js';
+import { BUILTIN_CLASS_NAME, BUILTIN_URI, isBuiltinUri } from '../builtins.js';
 import type { CalvinTypeSystem } from '../types/calvin-types.js';
 
 /**
@@ -15,6 +15,9 @@ export class CalvinScopeComputation extends DefaultScopeComputation {
     override async collectExportedSymbols(document: LangiumDocument, cancelToken = Cancellation.CancellationToken.None): Promise<AstNodeDescription[]> {
         const program = document.parseResult.value as ast.Program;
         const exports: AstNodeDescription[] = [];
+        // The built-in class is internal: its members are found through the
+        // receiver's type (memberScope), never by name (no completion, no workspace symbol).
+        if (isBuiltinUri(document.uri)) return exports;
         for (const d of program.decls) {
             await interruptAndCheck(cancelToken);
             if (ast.isClassDecl(d) || ast.isThreadDecl(d) || ast.isMethodDecl(d) || ast.isFieldDecl(d)) {
@@ -105,11 +108,16 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
             } else if (ast.isMethodDecl(current)) {
                 layers.push(current.params);
             } else if (ast.isAnnotation(current)) {
-                // requires/ensures/abstraction written before a method see its parameters
-                const target = annotatedTarget(current);
-                if (ast.isMethodDecl(target)) layers.push(target.params);
-                // a loop_invariant before `for (int i = ...)` may mention i
-                else if (ast.isForStmt(target) && ast.isLocalVarDecl(target.init)) layers.push([target.init]);
+                // `child` is the clause. requires/ensures/abstraction written before a
+                // method see its parameters (other clauses before a method do not);
+                // a loop_invariant before `for (int i = ...)` may mention i.
+                if (isMethodSpecClause(child)) {
+                    const target = annotatedTarget(current);
+                    if (ast.isMethodDecl(target)) layers.push(target.params);
+                } else if (ast.isLoopInvariantClause(child)) {
+                    const target = annotatedTarget(current);
+                    if (ast.isForStmt(target) && ast.isLocalVarDecl(target.init)) layers.push([target.init]);
+                }
             } else if (ast.isClassDecl(current)) {
                 cls = current;
             }
@@ -142,13 +150,9 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
     }
 
     private builtinClass(): ast.ClassDecl | undefined {
-        for (const doc of this.documents.all) {
-            const program = doc.parseResult.value as ast.Program;
-            for (const d of program.decls) {
-                if (ast.isClassDecl(d) && d.name === BUILTIN_CLASS_NAME) return d;
-            }
-        }
-        return undefined;
+        if (!this.documents.hasDocument(BUILTIN_URI)) return undefined;
+        const program = this.documents.getDocument(BUILTIN_URI)!.parseResult.value as ast.Program;
+        return (program.decls ?? []).find((d): d is ast.ClassDecl => ast.isClassDecl(d) && d.name === BUILTIN_CLASS_NAME);
     }
 
     private builtinMembers(): Array<ast.FieldDecl | ast.GhostField> {
@@ -163,8 +167,8 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
     private allInstanceFields(): Array<ast.FieldDecl | ast.GhostField> {
         const result: Array<ast.FieldDecl | ast.GhostField> = [];
         for (const doc of this.documents.all) {
-            for (const cls of (doc.parseResult.value as ast.Program).decls.filter(ast.isClassDecl)) {
-                if (cls.name === BUILTIN_CLASS_NAME) continue;
+            if (isBuiltinUri(doc.uri)) continue;
+            for (const cls of ((doc.parseResult.value as ast.Program).decls ?? []).filter(ast.isClassDecl)) {
                 result.push(...classFields(cls).filter(f => !f.modifiers.includes('static')));
             }
         }

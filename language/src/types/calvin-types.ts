@@ -2,7 +2,7 @@ import type { AstNode } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
 import { methodOfClause } from '../ast-utils.js';
-import { BUILTIN_CLASS_NAME } from '../builtins.js';
+import { BUILTIN_CLASS_NAME, isBuiltinUri } from '../builtins.js';
 
 /** Calvin's types (language.md §2): int, boolean, void, classes, arrays, and the type of `null`. */
 export type CalvinType =
@@ -67,13 +67,16 @@ export function typeOfTypeRef(ref: ast.TypeRef | undefined): CalvinType {
         const decl = ref.cls?.ref;
         base = decl ? { kind: 'class', decl } : ERROR;
     }
-    for (let i = 0; i < ref.dims.length; i++) base = { kind: 'array', element: base };
+    for (let i = 0; i < (ref.dims?.length ?? 0); i++) base = { kind: 'array', element: base };
     return base;
 }
 
+/** Is this a member of the built-in class (`holder`, `length`), declared in the built-in document? */
 export function isBuiltinMember(decl: AstNode | undefined): boolean {
     const cls = decl && AstUtils.getContainerOfType(decl, ast.isClassDecl);
-    return cls?.name === BUILTIN_CLASS_NAME;
+    if (cls?.name !== BUILTIN_CLASS_NAME) return false;
+    const uri = (cls.$container as AstNode | undefined)?.$document?.uri;
+    return uri === undefined || isBuiltinUri(uri);
 }
 
 /** The type a declaration gives to a name that refers to it. */
@@ -101,7 +104,9 @@ export function typeOfDeclaration(decl: ast.NamedElement): CalvinType {
 export class CalvinTypeSystem {
     private readonly cache = new WeakMap<AstNode, CalvinType>();
 
-    typeOf(expr: ast.Expression): CalvinType {
+    /** The type of an expression; ERROR for a missing one (cut short by a syntax error). */
+    typeOf(expr: ast.Expression | undefined): CalvinType {
+        if (!expr) return ERROR;
         let t = this.cache.get(expr);
         if (!t) {
             t = this.infer(expr);
@@ -111,6 +116,7 @@ export class CalvinTypeSystem {
     }
 
     private infer(e: ast.Expression): CalvinType {
+        // Error recovery may leave nodes of the abstract type (`Expression`) or missing parts.
         switch (e.$type) {
             case 'IntLiteral': return INT;
             case 'BoolLiteral': return BOOLEAN;
@@ -125,12 +131,16 @@ export class CalvinTypeSystem {
             }
             case 'OldExpr': return e.expr ? this.typeOf(e.expr) : ERROR;
             case 'ResultExpr': {
+                // Outside an ensures, or in the spec of a void method, `\result` is an error (reported once, by its check).
                 const method = methodOfClause(e);
-                return method ? typeOfTypeRef(method.type) : ERROR;
+                const t = method ? typeOfTypeRef(method.type) : ERROR;
+                return t.kind === 'void' ? ERROR : t;
             }
             case 'NewExpr': {
+                // `new int()`, `new C[]()` and `new void[n]` are reported by their check: no type.
+                if (!e.type || e.type.primitive === 'void') return ERROR;
                 const base = typeOfTypeRef(e.type);
-                if (e.isObject) return base;
+                if (e.isObject) return e.type.primitive || e.type.dims.length > 0 ? ERROR : base;
                 let t: CalvinType = { kind: 'array', element: base };
                 for (let i = 0; i < e.dims.length; i++) t = { kind: 'array', element: t };
                 return t;
@@ -165,6 +175,8 @@ export class CalvinTypeSystem {
                 if (a.kind === 'error') return b;
                 return a;
             }
+            default:
+                return ERROR;
         }
     }
 }

@@ -3,7 +3,7 @@ import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
 import {
     annotatedTarget, isFieldDeclaration, isInAction, isInAnnotation, isInEnsures, isLoop, isStatic,
-    methodOfClause, methodSpec,
+    methodOfClause, methodSpec, protectedField,
 } from '../ast-utils.js';
 import { BOOLEAN, isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
 import { error } from './codes.js';
@@ -47,14 +47,16 @@ export class AnnotationChecks {
         const target = annotatedTarget(a);
         for (const c of a.clauses) {
             const kw = CLAUSE_KEYWORD[c.$type];
-            if (!CLAUSE_LEVELS[c.$type].includes(level)) {
-                const allowed = CLAUSE_LEVELS[c.$type].map(l => LEVEL_TEXT[l]).join(' or ');
+            const levels = CLAUSE_LEVELS[c.$type] as Level[] | undefined;
+            if (!levels) continue; // not a clause: left by error recovery
+            if (!levels.includes(level)) {
+                const allowed = levels.map(l => LEVEL_TEXT[l]).join(' or ');
                 error(accept, 'type', c, `'${kw}' is not allowed ${LEVEL_TEXT[level]}; it belongs ${allowed}.`);
                 continue;
             }
             switch (c.$type) {
                 case 'WritableIfClause':
-                    if (!ast.isFieldDecl(target) && !this.ghostFollows(a, c)) {
+                    if (!protectedField(c)) {
                         error(accept, 'type', c, `'writable_if' must be written directly before the field it protects.`);
                     }
                     break;
@@ -82,17 +84,6 @@ export class AnnotationChecks {
             }
         }
         this.checkSemicolons(a, accept);
-    }
-
-    /** `//@ writable_if P; ghost int g;` protects the ghost field that follows. */
-    private ghostFollows(a: ast.Annotation, clause: ast.WritableIfClause): boolean {
-        const i = a.clauses.indexOf(clause);
-        for (let j = i + 1; j < a.clauses.length; j++) {
-            const c = a.clauses[j];
-            if (ast.isGhostFieldClause(c)) return true;
-            if (!ast.isWritableIfClause(c)) return false;
-        }
-        return false;
     }
 
     /** Clauses end with ';' (the last one before the end of the annotation may omit it). */
@@ -136,6 +127,7 @@ export class AnnotationChecks {
 
     checkFrameLocation(f: ast.FrameLocation, accept: ValidationAcceptor): void {
         const loc = f.location;
+        if (!loc) return; // cut short: a syntax error
         let ok = false;
         if (ast.isNameExpr(loc) && !loc.isCall) {
             const d = loc.ref?.ref;
@@ -187,10 +179,15 @@ export class AnnotationChecks {
     }
 
     checkOld(e: ast.OldExpr, accept: ValidationAcceptor): void {
-        if (!isInEnsures(e)) error(accept, 'type', e, `'\\old' is only allowed in 'ensures' clauses.`);
+        if (!isInAnnotation(e)) error(accept, 'type', e, `'\\old' is only allowed inside annotations, in 'ensures' clauses.`);
+        else if (!isInEnsures(e)) error(accept, 'type', e, `'\\old' is only allowed in 'ensures' clauses.`);
     }
 
     checkResult(e: ast.ResultExpr, accept: ValidationAcceptor): void {
+        if (!isInAnnotation(e)) {
+            error(accept, 'type', e, `'\\result' is only allowed inside annotations, in 'ensures' clauses.`);
+            return;
+        }
         if (!isInEnsures(e)) {
             error(accept, 'type', e, `'\\result' is only allowed in 'ensures' clauses.`);
             return;
@@ -210,6 +207,7 @@ export class AnnotationChecks {
         if (!inAnnotation) return;
         if (ast.isSetClause(e.$container) && e.$container.target === e) return;
         if ((ast.isNameExpr(e) || ast.isMemberAccess(e)) && e.isCall) {
+            if (ast.isFrameLocation(e.$container)) return; // reported as not a location
             error(accept, 'type', e, `Annotations must be side-effect free: calls are not allowed here; state the property over fields and variables.`);
         } else if (ast.isNewExpr(e)) {
             error(accept, 'type', e, `Annotations must be side-effect free: 'new' is not allowed here.`);
@@ -229,14 +227,22 @@ export class AnnotationChecks {
 
     checkSet(s: ast.SetClause, accept: ValidationAcceptor): void {
         const t = s.target;
+        if (!t) return; // cut short: a syntax error
         const d = ast.isNameExpr(t) ? t.ref?.ref : ast.isMemberAccess(t) ? t.member?.ref : undefined;
         if (!d) {
             if (!ast.isNameExpr(t) && !ast.isMemberAccess(t)) error(accept, 'type', t, `'set' updates a ghost field: write 'set g = e;'.`);
             return;
         }
-        if (!ast.isGhostField(d) || isBuiltinMember(d)) {
+        if (isBuiltinMember(d)) {
             const name = 'name' in d ? d.name : '';
-            error(accept, 'type', t, `'set' only updates ghost fields, and '${name}' is not one${isBuiltinMember(d) ? ' that a program may change' : ''}; use an ordinary assignment for program variables.`);
+            error(accept, 'type', t, name === 'holder'
+                ? `'holder' is changed only by entering and leaving synchronized code; 'set' cannot change it.`
+                : `'set' only updates ghost fields; an array's length is fixed when the array is created.`);
+            return;
+        }
+        if (!ast.isGhostField(d)) {
+            const name = 'name' in d ? d.name : '';
+            error(accept, 'type', t, `'set' only updates ghost fields, and '${name}' is not one; use an ordinary assignment for program variables.`);
             return;
         }
         this.typeChecks.expectType(accept, s.value, typeOfTypeRef(d.type), `The value of '${d.name}'`);
@@ -252,10 +258,9 @@ export class AnnotationChecks {
         error(accept, 'type', e, `Ghost field '${d.name}' can only be used in annotations; program code cannot read or write it.`);
     }
 
-    /** `tid` has no value while field initializers run (before any thread starts). */
+    /** `tid` has no value while initializers of globals and static fields (ghost or not) run, before any thread starts. */
     checkTid(e: ast.TidExpr, accept: ValidationAcceptor): void {
-        if (isInAnnotation(e)) return;
-        const field = AstUtils.getContainerOfType(e, ast.isFieldDecl);
+        const field = AstUtils.getContainerOfType(e, (n): n is ast.FieldDecl | ast.GhostField => ast.isFieldDecl(n) || ast.isGhostField(n));
         if (field && isStatic(field)) {
             error(accept, 'type', e, `'tid' has no value in the initializer of a global or static field, which runs before the threads start.`);
         }

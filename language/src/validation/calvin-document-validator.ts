@@ -1,7 +1,13 @@
 import type { LangiumDocument, ValidationOptions } from 'langium';
-import { Cancellation, DefaultDocumentValidator, DocumentValidator } from 'langium';
+import type { Lexer } from 'langium';
+import { Cancellation, DefaultDocumentValidator, DocumentValidator, type ParseResult } from 'langium';
+import type { IRecognitionException, IToken } from 'chevrotain';
 import type { Diagnostic } from 'vscode-languageserver-types';
+import * as ast from '../generated/ast.js';
 import { isBuiltinUri } from '../builtins.js';
+import type { CalvinServices } from '../calvin-module.js';
+import type { CalvinTypeSystem } from '../types/calvin-types.js';
+import { ANNOTATION_KEYWORDS } from '../parser/calvin-token-builder.js';
 
 /**
  * Gives Langium's built-in diagnostics Calvin's codes (checking.md): lexer and
@@ -9,6 +15,15 @@ import { isBuiltinUri } from '../builtins.js';
  * that say what to do.
  */
 export class CalvinDocumentValidator extends DefaultDocumentValidator {
+    private readonly types: CalvinTypeSystem;
+    private readonly lexer: Lexer;
+
+    constructor(services: CalvinServices) {
+        super(services);
+        this.types = services.types.TypeSystem;
+        this.lexer = services.parser.Lexer;
+    }
+
     override async validateDocument(document: LangiumDocument, options: ValidationOptions = {}, cancelToken = Cancellation.CancellationToken.None): Promise<Diagnostic[]> {
         if (isBuiltinUri(document.uri)) return [];
         const diagnostics = await super.validateDocument(document, options, cancelToken);
@@ -18,16 +33,101 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
             if (langiumCode === DocumentValidator.LexingError) {
                 d.code = 'syntax';
                 d.message = lexerMessage(String(d.message));
-            } else if (langiumCode === DocumentValidator.ParsingError) {
-                d.code = 'syntax';
-                d.message = parserMessage(String(d.message));
             } else if (langiumCode === DocumentValidator.LinkingError) {
                 d.code = 'name';
                 const refText = (d.data as { refText?: string }).refText ?? '';
                 d.message = `Unknown name '${refText}': declare it before use or check its spelling.`;
+            } else if (d.code === undefined && String(d.message).startsWith('An error occurred during validation')) {
+                d.code = 'internal'; // a check crashed (Langium logs its stack trace)
+            }
+        }
+        // Parser errors (processParsingErrors leaves them out) go right after the lexer's.
+        if (!options.categories || options.categories.includes('built-in')) {
+            const { syntax, cuts, resumes } = this.parserDiagnostics(document);
+            if (syntax.length > 0) {
+                let at = 0;
+                while (at < diagnostics.length && (diagnostics[at].data as { code?: string } | undefined)?.code === DocumentValidator.LexingError) at++;
+                diagnostics.splice(at, 0, ...syntax);
+                // An expression cut short by a syntax error (`//@ assert x ==`) is not also ill-typed,
+                // and what the parser's recovery made of the rest of the line (`x = = 0;` gives a
+                // statement `0;` right after the error) is no statement to type-check.
+                return diagnostics.filter(d => d.code !== 'type' || (!cuts.has(positionKey(d.range.end)) && !resumes.has(positionKey(d.range.start))));
             }
         }
         return diagnostics;
+    }
+
+    /** Reported by `parserDiagnostics`, which also needs the document's text. */
+    protected override processParsingErrors(_parseResult: ParseResult, _diagnostics: Diagnostic[], _options: ValidationOptions): void {
+        // see parserDiagnostics
+    }
+
+    /**
+     * Unresolved references, except members of a receiver whose type has no
+     * members (int, boolean, void, null) or is unknown because of an earlier
+     * error: the type check of the receiver (or that earlier error) already
+     * explains the mistake.
+     */
+    protected override processLinkingErrors(document: LangiumDocument, diagnostics: Diagnostic[], _options: ValidationOptions): void {
+        for (const reference of document.references) {
+            const linkingError = reference.error;
+            if (!linkingError) continue;
+            const container = linkingError.info.container;
+            if (ast.isMemberAccess(container) && linkingError.info.property === 'member' && container.receiver) {
+                const kind = this.types.typeOf(container.receiver).kind;
+                if (kind === 'int' || kind === 'boolean' || kind === 'void' || kind === 'null' || kind === 'error') continue;
+            }
+            diagnostics.push(this.toDiagnostic('error', linkingError.message, {
+                node: container,
+                range: reference.$refNode?.range,
+                property: linkingError.info.property,
+                index: linkingError.info.index,
+                data: {
+                    code: DocumentValidator.LinkingError,
+                    containerType: container.$type,
+                    property: linkingError.info.property,
+                    refText: linkingError.info.reference.$refText,
+                },
+            }));
+        }
+    }
+
+    /**
+     * One `syntax` diagnostic per line (the first: later ones are usually
+     * the parser's recovery), the ends of the tokens right before the errors
+     * (where an expression may have been cut short) and the starts of the
+     * tokens right after them (where the parser's recovery resumed).
+     */
+    private parserDiagnostics(document: LangiumDocument): { syntax: Diagnostic[]; cuts: Set<string>; resumes: Set<string> } {
+        const errors = document.parseResult.parserErrors;
+        const result: Diagnostic[] = [];
+        const cuts = new Set<string>();
+        const resumes = new Set<string>();
+        if (errors.length === 0) return { syntax: result, cuts, resumes };
+        let tokens: IToken[] | undefined;
+        const allTokens = (): IToken[] => tokens ??= this.lexer.tokenize(document.textDocument.getText()).tokens;
+        const seen = new Set<string>();
+        for (const e of errors) {
+            const i = Number.isNaN(e.token.startOffset) ? -1 : tokenIndex(allTokens(), e.token.startOffset);
+            const before = i > 0 ? allTokens()[i - 1] : undefined;
+            if (before?.endLine !== undefined && before.endColumn !== undefined) cuts.add(positionKey({ line: before.endLine - 1, character: before.endColumn }));
+            const after = i >= 0 ? allTokens()[i + 1] : undefined;
+            if (after?.startLine !== undefined && after.startColumn !== undefined) resumes.add(positionKey({ line: after.startLine - 1, character: after.startColumn - 1 }));
+            const described = describeParserError(e, allTokens);
+            // One per line: the parser's recovery often reports the rest of the line again.
+            const key = String(described.range.start.line);
+            if (seen.has(key)) continue;
+            seen.add(key);
+            result.push({
+                severity: 1,
+                range: described.range,
+                message: described.message,
+                code: 'syntax',
+                source: 'calvin',
+                data: { code: DocumentValidator.ParsingError },
+            });
+        }
+        return { syntax: result, cuts, resumes };
     }
 }
 
@@ -36,28 +136,201 @@ function lexerMessage(m: string): string {
     if (match) {
         const ch = match[1];
         if (ch === "'") return `Unexpected character "'": primes (x') are only allowed inside annotations, right after a name.`;
-        if (ch === '\\') return `Unexpected character '\\': \\old, \\result, \\forall and \\exists are only allowed inside annotations.`;
+        if (ch === '\\') return `Unexpected character '\\': only \\old, \\result, \\forall and \\exists start with a backslash (and they belong in annotations).`;
         return `Unexpected character '${ch}': it is not part of the Calvin language; remove it.`;
     }
-    return m;
+    return m.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-function parserMessage(m: string): string {
-    // Chevrotain: "Expecting token of type ';' but found `x`." / "Expecting: one of these possible Token sequences: ..."
-    const expecting = /^Expecting token of type '(.+?)' but found `(.*)`\.?$/s.exec(m);
-    if (expecting) {
-        const found = expecting[2] === '' ? 'the end of the file' : `'${expecting[2]}'`;
-        return `Syntax error: expected '${expecting[1]}' but found ${found}.`;
+// ---------------------------------------------------------------- parser errors
+
+type Range = Diagnostic['range'];
+
+function positionKey(p: { line: number; character: number }): string {
+    return `${p.line}:${p.character}`;
+}
+
+/** The form of each clause (and abstraction item), by its keyword. */
+const CLAUSE_FORMS: Record<string, string> = {
+    writable_if: 'writable_if <condition>;', invariant: 'invariant <condition>;', environment: 'environment <action>;',
+    requires: 'requires <condition>;', ensures: 'ensures <condition>;', abstraction: 'abstraction { ... }',
+    loop_invariant: 'loop_invariant <condition>;', ghost: 'ghost <type> <name> = <value>;', set: 'set <ghost field> = <value>;',
+    witness: 'witness step <number>;', step: 'step [<frame>] <action>;', stutter: 'stutter [<frame>] <action>;',
+};
+
+/** Operators after which an operand must follow. */
+const INFIX_OPERATORS = new Set(['*', '/', '%', '+', '-', '<', '<=', '>', '>=', '==', '!=', '&&', '||', '==>', '<==>', '?', ':']);
+/** Tokens that can end an operand. */
+const OPERAND_ENDS = new Set(['ID', 'INT', ')', ']', 'true', 'false', 'null', 'this', 'tid', 'PRIME', '\\result']);
+/** Tokens that cannot start an operand. */
+const NO_OPERAND_START = new Set([';', ')', ']', '}', ',', 'ANNOT_EOL', '*/', 'EOF']);
+
+/** What a token type stands for, in words (token types are named by their keyword, or ID, INT, ...). */
+function describeTokenType(name: string): string {
+    switch (name) {
+        case 'ID': return 'a name';
+        case 'INT': return 'a number';
+        case 'ANNOT_EOL': return 'the end of the line';
+        case 'EOF': return 'the end of the file';
+        case 'PRIME': return "a prime (')";
+        default: return `'${name.endsWith(':KW') ? name.slice(0, -3) : name}'`;
     }
-    const oneOf = /^Expecting: (?:one of these possible Token sequences|expecting at least one iteration[^:]*):?(.*?)but found: '(.*)'$/s.exec(m);
-    if (oneOf) {
-        const options = [...oneOf[1].matchAll(/\[([^\]]+)\]/g)].map(x => x[1]).slice(0, 6);
-        const found = oneOf[2] === '' ? 'the end of the file' : `'${oneOf[2]}'`;
-        return options.length > 0
-            ? `Syntax error: unexpected ${found}; expected one of ${options.join(', ')}.`
-            : `Syntax error: unexpected ${found}.`;
+}
+
+/** A found token, in words: its text, or what it stands for when that text is not printable (end of line, end of file). */
+function describeToken(t: IToken | undefined): string {
+    if (!t || t.tokenType.name === 'EOF' || t.image === '' || Number.isNaN(t.startOffset)) return 'the end of the file';
+    if (t.tokenType.name === 'ANNOT_EOL') return 'the end of the line';
+    return `'${t.image.replace(/[\r\n]+/g, ' ')}'`;
+}
+
+function tokenRange(t: IToken): Range | undefined {
+    if (t.startLine === undefined || t.startColumn === undefined || t.endLine === undefined || t.endColumn === undefined
+        || Number.isNaN(t.startOffset) || t.startOffset < 0) return undefined;
+    // ANNOT_EOL spans a line break: point at the end of the line instead.
+    if (t.tokenType.name === 'ANNOT_EOL') {
+        const p = { line: t.startLine - 1, character: t.startColumn - 1 };
+        return { start: p, end: p };
     }
-    const redundant = /^Redundant input, expecting EOF but found: (.*)$/s.exec(m);
-    if (redundant) return `Syntax error: unexpected '${redundant[1]}'; a declaration (class, field, method or thread) was expected.`;
-    return `Syntax error: ${m}`;
+    return { start: { line: t.startLine - 1, character: t.startColumn - 1 }, end: { line: t.endLine - 1, character: t.endColumn } };
+}
+
+function list(expected: string[]): string {
+    const shown = expected.slice(0, 6).map(describeTokenType);
+    return shown.join(', ') + (expected.length > 6 ? ' (or others)' : '');
+}
+
+/** Do the expected tokens say "an expression"? (all of them can start one, and both literals can) */
+function isExpressionStart(expected: string[]): boolean {
+    return expected.includes('INT') && expected.includes('ID') && expected.includes('true');
+}
+
+function distinct<T>(xs: T[]): T[] {
+    return [...new Set(xs)];
+}
+
+/** The index of the token starting at `offset` (binary search), or -1. */
+function tokenIndex(tokens: IToken[], offset: number): number {
+    let lo = 0, hi = tokens.length - 1;
+    while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const o = tokens[mid].startOffset;
+        if (o === offset) return mid;
+        if (o < offset) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+/** The token sequences of Chevrotain's "one of these possible Token sequences" message. */
+function lookaheadPaths(message: string): string[][] {
+    const paths: string[][] = [];
+    for (const m of message.matchAll(/^\s*\d+\. \[(.*)\]$/gm)) paths.push(m[1].split(', '));
+    if (paths.length === 0) {
+        // "expecting at least one iteration which starts with one of these possible Token sequences::\n  <[a,b] ,[c]>"
+        const iter = /<(.*)>/s.exec(message);
+        if (iter) for (const p of iter[1].split(' ,')) paths.push(p.replace(/^\[|\]$/g, '').split(','));
+    }
+    return paths.filter(p => p.length > 0 && p[0] !== '');
+}
+
+/**
+ * A readable message (one line) and range for a Chevrotain error: what was
+ * expected, in words, and what was found, named by its token (never a raw
+ * line break).
+ */
+function describeParserError(e: IRecognitionException, allTokens: () => IToken[]): { range: Range; message: string } {
+    const token = e.token;
+    let range = tokenRange(token);
+    if (!range) {
+        // A token inserted by error recovery: report right after the previous token.
+        const prev = (e as IRecognitionException & { previousToken?: IToken }).previousToken;
+        const p = prev && prev.tokenType.name === 'ANNOT_EOL' && prev.startLine !== undefined && prev.startColumn !== undefined
+            ? { line: prev.startLine - 1, character: prev.startColumn - 1 } // the end of the line, not past its line break
+            : prev && prev.endLine !== undefined && prev.endColumn !== undefined && !Number.isNaN(prev.endOffset ?? NaN)
+                ? { line: prev.endLine - 1, character: prev.endColumn }
+                : { line: 0, character: 0 };
+        range = { start: p, end: p };
+    }
+    const m = e.message;
+    const found = describeToken(token);
+
+    // `//@ invariant` (end of line): the parser did not start the clause, as it cannot be completed.
+    const form = CLAUSE_FORMS[token.tokenType.name];
+    if (form && (e.name === 'NotAllInputParsedException' || /^Expecting|^Redundant input/.test(m))) {
+        const tokens = allTokens();
+        const i = tokenIndex(tokens, token.startOffset);
+        const prev = i > 0 ? tokens[i - 1].tokenType.name : undefined;
+        if (prev === '//@' || prev === '/*@' || prev === ';' || prev === '{') {
+            const next = i >= 0 ? tokens[i + 1] : undefined;
+            return {
+                range,
+                message: `Syntax error: incomplete '${token.image}' clause (found ${describeToken(next)} after it); write '${form}'.`,
+            };
+        }
+    }
+
+    const mismatch = /^Expecting (?:token of type|keyword) '(.+?)' but found `[\s\S]*`\.?$/.exec(m);
+    if (mismatch) {
+        // `x = 1 + ;`: the operand after an operator is missing (the parser only sees that the statement does not end).
+        if (INFIX_OPERATORS.has(token.tokenType.name)) {
+            const tokens = allTokens();
+            const i = tokenIndex(tokens, token.startOffset);
+            const prev = i > 0 ? tokens[i - 1] : undefined;
+            const next: IToken | undefined = i >= 0 ? tokens[i + 1] : undefined;
+            if (prev && OPERAND_ENDS.has(prev.tokenType.name) && (!next || NO_OPERAND_START.has(next.tokenType.name))) {
+                return {
+                    range: (next && tokenRange(next)) ?? range,
+                    message: `Syntax error: expected an expression after '${token.image}' but found ${describeToken(next)}.`,
+                };
+            }
+        }
+        if (mismatch[1] === 'ID' && (ANNOTATION_KEYWORDS as readonly string[]).includes(token.tokenType.name)) {
+            return { range, message: `Syntax error: expected a name but found '${token.image}', which is a keyword inside annotations: a field or variable named '${token.image}' cannot be used there; rename it.` };
+        }
+        return { range, message: `Syntax error: expected ${describeTokenType(mismatch[1])} but found ${found}.` };
+    }
+
+    if (e.name === 'NotAllInputParsedException' || /^Expecting end of file|^Redundant input/.test(m)) {
+        return { range, message: `Syntax error: unexpected ${found}; a declaration (class, field, method, thread or annotation) was expected.` };
+    }
+
+    const paths = lookaheadPaths(m);
+    if (paths.length > 0) {
+        // Follow the input along the lookahead paths: the error is where the last of them stops matching.
+        let depth = 0;
+        let candidates = paths;
+        let at: IToken | undefined = token;
+        if (paths.some(p => p[0] === token.tokenType.name)) {
+            const tokens = allTokens();
+            const start = tokenIndex(tokens, token.startOffset);
+            if (start >= 0) {
+                for (; ;) {
+                    const t: IToken | undefined = tokens[start + depth];
+                    const name = t ? t.tokenType.name : 'EOF';
+                    const next = candidates.filter(p => p.length > depth && p[depth] === name);
+                    if (next.length === 0) break;
+                    candidates = next;
+                    depth++;
+                }
+                at = tokens[start + depth];
+                if (candidates.every(p => p.length <= depth)) {
+                    // Every path matched: the lookahead was too short to say more.
+                    depth = 0;
+                    candidates = paths;
+                    at = token;
+                }
+            }
+        }
+        const expected = distinct(candidates.filter(p => p.length > depth).map(p => p[depth]));
+        const where = depth > 0 && at ? tokenRange(at) ?? range : range;
+        const foundHere = depth > 0 ? describeToken(at) : found;
+        const message = expected.length === 1
+            ? `Syntax error: expected ${describeTokenType(expected[0])} but found ${foundHere}.`
+            : isExpressionStart(expected)
+                ? `Syntax error: unexpected ${foundHere}; expected an expression.`
+                : `Syntax error: unexpected ${foundHere}; expected one of ${list(expected)}.`;
+        return { range: where, message };
+    }
+    return { range, message: `Syntax error: unexpected ${found}.` };
 }

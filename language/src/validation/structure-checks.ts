@@ -1,7 +1,7 @@
 import type { AstNode, CstNode, IndexManager, LangiumDocuments, ValidationAcceptor } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
-import { classFields, classMethods, hasAbstraction, isFieldDeclaration, isInAnnotation, isLoop } from '../ast-utils.js';
+import { hasAbstraction, isFieldDeclaration, isInAnnotation, isLoop } from '../ast-utils.js';
 import { isBuiltinUri } from '../builtins.js';
 import { programOf, topLevelDeclarations } from '../workspace/programs.js';
 import { isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
@@ -66,7 +66,13 @@ export class StructureChecks {
 
     checkClassDuplicates(cls: ast.ClassDecl, accept: ValidationAcceptor): void {
         const seen = new Map<string, Named>();
-        for (const m of [...classFields(cls), ...classMethods(cls)]) {
+        // In source order, so that the later declaration is the duplicate.
+        const members: Array<ast.FieldDecl | ast.GhostField | ast.MethodDecl> = [];
+        for (const m of cls.members) {
+            if (ast.isFieldDecl(m) || ast.isMethodDecl(m)) members.push(m);
+            else if (ast.isAnnotation(m)) for (const c of m.clauses) if (ast.isGhostFieldClause(c) && c.field) members.push(c.field);
+        }
+        for (const m of members) {
             if (!m.name) continue;
             const prev = seen.get(m.name);
             if (prev) error(accept, 'name', m, `'${m.name}' is already declared in class ${cls.name} at line ${line(prev)}; rename one of them.`, 'name' as never);
@@ -80,6 +86,7 @@ export class StructureChecks {
     checkParams(method: ast.MethodDecl, accept: ValidationAcceptor): void {
         const seen = new Set<string>();
         for (const p of method.params) {
+            if (!p.name) continue;
             if (seen.has(p.name)) error(accept, 'name', p, `Parameter '${p.name}' is declared twice.`, 'name');
             seen.add(p.name);
         }
@@ -87,6 +94,7 @@ export class StructureChecks {
 
     /** Java forbids a local that redeclares a local or parameter still in scope. */
     checkLocal(decl: ast.LocalVarDecl | ast.QuantVar, accept: ValidationAcceptor): void {
+        if (!decl.name) return;
         let child: AstNode = decl;
         let current = decl.$container as AstNode | undefined;
         while (current) {
@@ -149,7 +157,8 @@ export class StructureChecks {
     // ------------------------------------------------------------ assignments
 
     /** What can be written: locals, parameters, fields (not final, ghost or built-in) and array elements. */
-    checkAssignTarget(target: ast.Expression, accept: ValidationAcceptor, what: string): void {
+    checkAssignTarget(target: ast.Expression | undefined, accept: ValidationAcceptor, what: string): void {
+        if (!target) return;
         if (ast.isTidExpr(target)) {
             error(accept, 'type', target, `'tid' is the running thread's id and cannot be assigned.`);
             return;
@@ -215,6 +224,7 @@ export class StructureChecks {
 
     /** `atomic { S }`: S may hold assignments, if, assume/assert, ghost set; no loops, calls, synchronized, return. */
     checkAtomic(a: ast.AtomicStmt, accept: ValidationAcceptor): void {
+        if (!a.body) return;
         for (const n of AstUtils.streamAllContents(a.body)) {
             if (isLoop(n)) error(accept, 'type', n, `Loops are not allowed in an atomic block: it must run as one step.`);
             else if (ast.isSyncStmt(n)) error(accept, 'type', n, `'synchronized' is not allowed in an atomic block.`);
@@ -263,6 +273,7 @@ interface Call { node: ast.NameExpr | ast.MemberAccess; callee: ast.MethodDecl }
 
 function directCalls(m: ast.MethodDecl): Call[] {
     const calls: Call[] = [];
+    if (!m.body) return calls;
     for (const n of AstUtils.streamAllContents(m.body)) {
         if ((ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall) {
             const d = ast.isNameExpr(n) ? n.ref?.ref : n.member?.ref;
@@ -317,7 +328,8 @@ function isTrue(e: ast.Expression | undefined): boolean {
 }
 
 /** Does the loop body contain a `break` that leaves this loop (not a nested one)? */
-function hasBreak(body: ast.Statement): boolean {
+function hasBreak(body: ast.Statement | undefined): boolean {
+    if (!body) return false;
     for (const n of AstUtils.streamAllContents(body)) {
         if (ast.isBreakStmt(n)) {
             let c: AstNode | undefined = n.$container;

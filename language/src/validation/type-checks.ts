@@ -1,9 +1,9 @@
 import type { AstNode, ValidationAcceptor } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
-import { annotatedTarget, enclosingMethod, isFieldDeclaration, isInAnnotation, isStatic, methodOfClause } from '../ast-utils.js';
+import { enclosingMethod, isFieldDeclaration, isInAnnotation, isStatic, methodOfClause, protectedField } from '../ast-utils.js';
 import {
-    BOOLEAN, INT, type CalvinType, type CalvinTypeSystem, isAssignable, isBuiltinMember, isComparable, isRefType,
+    BOOLEAN, ERROR, INT, type CalvinType, type CalvinTypeSystem, isAssignable, isBuiltinMember, isComparable, isRefType,
     typeOfTypeRef, typeToString,
 } from '../types/calvin-types.js';
 import { error } from './codes.js';
@@ -15,7 +15,7 @@ import { error } from './codes.js';
 export class TypeChecks {
     constructor(private readonly types: CalvinTypeSystem) { }
 
-    private t(e: ast.Expression): CalvinType {
+    private t(e: ast.Expression | undefined): CalvinType {
         return this.types.typeOf(e);
     }
 
@@ -83,14 +83,17 @@ export class TypeChecks {
         if (recv.kind === 'classref' && (ast.isFieldDecl(member) || ast.isGhostField(member) || ast.isMethodDecl(member)) && !isStatic(member)) {
             error(accept, 'type', e, `'${member.name}' is an instance member of ${recv.decl.name}; use an object (e.g. 'o.${member.name}'), or declare it static.`, 'member');
         }
-        this.checkCallShape(e, member, e.isCall, e.args, accept);
+        const assigned = ast.isAssignStmt(e.$container) && e.$container.target === e;
+        if (!(assigned && !e.isCall)) this.checkCallShape(e, member, e.isCall, e.args, accept); // else reported as not assignable
     }
 
     checkNameExpr(e: ast.NameExpr, accept: ValidationAcceptor): void {
         const decl = e.ref?.ref;
         if (!decl) return;
-        this.checkCallShape(e, decl, e.isCall, e.args, accept);
-        if (ast.isClassDecl(decl) && !ast.isMemberAccess(e.$container)) {
+        // `p = 1` with a method or class p: the assignment check says it cannot be assigned
+        const assigned = ast.isAssignStmt(e.$container) && e.$container.target === e;
+        if (!(assigned && !e.isCall)) this.checkCallShape(e, decl, e.isCall, e.args, accept);
+        if (ast.isClassDecl(decl) && !ast.isMemberAccess(e.$container) && !assigned) {
             error(accept, 'type', e, `'${decl.name}' is a class, not a value; use it as 'new ${decl.name}()' or to reach a static member ('${decl.name}.f').`);
         }
         if (ast.isThreadDecl(decl)) {
@@ -131,15 +134,16 @@ export class TypeChecks {
     inStaticContext(node: AstNode): boolean {
         const cls = AstUtils.getContainerOfType(node, ast.isClassDecl);
         if (!cls) return true;
+        // Statements of a method, and the requires/ensures/abstraction written before it.
         const method = enclosingMethod(node) ?? methodOfClause(node);
         if (method) return isStatic(method);
         const field = AstUtils.getContainerOfType(node, (n): n is ast.FieldDecl | ast.GhostField => ast.isFieldDecl(n) || ast.isGhostField(n));
         if (field) return isStatic(field);
-        // writable_if before a field is about that field's object
-        const annotation = AstUtils.getContainerOfType(node, ast.isAnnotation);
-        const target = annotation && annotatedTarget(annotation);
-        if (ast.isFieldDecl(target) && AstUtils.getContainerOfType(node, ast.isWritableIfClause)) return isStatic(target);
-        return false; // class-level invariant/environment/writable_if: about `this`
+        // writable_if is about the object of the field it protects
+        const writableIf = AstUtils.getContainerOfType(node, ast.isWritableIfClause);
+        const protectedDecl = writableIf && protectedField(writableIf);
+        if (protectedDecl) return isStatic(protectedDecl);
+        return false; // class-level invariant/environment (also before a static method): about `this`
     }
 
     checkThis(e: ast.ThisExpr, accept: ValidationAcceptor): void {
@@ -149,6 +153,7 @@ export class TypeChecks {
     }
 
     checkNew(e: ast.NewExpr, accept: ValidationAcceptor): void {
+        if (!e.type) return; // `new` cut short: a syntax error
         if (e.isObject) {
             if (e.type.primitive || e.type.dims.length > 0) {
                 error(accept, 'type', e, `'new ${e.type.primitive ?? ''}()' is not allowed: only classes are created with 'new C()'; arrays with 'new T[n]'.`);
@@ -204,6 +209,7 @@ export class TypeChecks {
 
     checkExprStmt(s: ast.ExprStmt, accept: ValidationAcceptor): void {
         const e = s.expr;
+        if (!e) return;
         const isCall = (ast.isNameExpr(e) || ast.isMemberAccess(e)) && e.isCall;
         if (!isCall && !ast.isCasExpr(e)) {
             error(accept, 'type', s, `Not a statement: only calls and cas(...) can stand alone; assign the value or remove it.`);
@@ -211,7 +217,8 @@ export class TypeChecks {
     }
 
     checkAssign(s: ast.AssignStmt, accept: ValidationAcceptor): void {
-        const target = this.t(s.target);
+        let target = this.t(s.target);
+        if (target.kind === 'classref') target = ERROR; // `C = 1`: reported as not assignable
         if (s.op === '++' || s.op === '--' || s.op === '+=' || s.op === '-=') {
             if (target.kind !== 'error' && target.kind !== 'int') {
                 error(accept, 'type', s.target, `'${s.op}' needs an int variable, but this is ${typeToString(target)}.`);

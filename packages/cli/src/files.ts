@@ -17,7 +17,24 @@ export function collectFiles(args: string[]): string[] {
         if (stat.isDirectory()) files.push(...walk(arg));
         else files.push(arg);
     }
-    return [...new Set(files)];
+    // The same file named twice (`a.calvin ./a.calvin /abs/a.calvin`, or through a link)
+    // is checked once, under the first name given.
+    const seen = new Set<string>();
+    return files.filter(f => {
+        const key = canonicalPath(f);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+    });
+}
+
+/** The absolute path of a file with links resolved (the resolved path if that fails). */
+export function canonicalPath(file: string): string {
+    try {
+        return fs.realpathSync.native(file);
+    } catch {
+        return path.resolve(file);
+    }
 }
 
 function walk(dir: string): string[] {

@@ -1,15 +1,32 @@
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { CheckReport, CliDiagnostic } from './diagnostic.js';
 
 export type Format = 'text' | 'json' | 'sarif';
 
 /** `file:line:col: severity [code] message`, like compilers. */
 export function formatText(report: CheckReport): string {
-    const lines = report.diagnostics.map((d: CliDiagnostic) => `${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${d.message}`);
+    const lines = report.diagnostics.map((d: CliDiagnostic) => `${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
     const errors = report.diagnostics.filter(d => d.severity === 'error').length;
     const warnings = report.diagnostics.filter(d => d.severity === 'warning').length;
     lines.push(`${report.files} file${report.files === 1 ? '' : 's'}, ${report.procedures} procedure${report.procedures === 1 ? '' : 's'}: ` +
         `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} (${report.timeMs} ms)`);
     return lines.join('\n') + '\n';
+}
+
+/** One diagnostic, one line: line breaks in a message become spaces. */
+function oneLine(message: string): string {
+    return message.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+/**
+ * A file name as a SARIF artifact URI (a URI reference): a relative path
+ * with each segment percent-encoded (`a b#1.calvin` → `a%20b%231.calvin`),
+ * an absolute path as a file: URI.
+ */
+export function artifactUri(file: string): string {
+    if (path.isAbsolute(file)) return pathToFileURL(file).href;
+    return file.split(path.sep === '\\' ? /[\\/]/ : '/').map(segment => encodeURIComponent(segment)).join('/');
 }
 
 export function formatJson(report: CheckReport): string {
@@ -56,7 +73,7 @@ export function formatSarif(report: CheckReport, version: string): string {
                 message: { text: d.message },
                 locations: [{
                     physicalLocation: {
-                        artifactLocation: { uri: d.file.split('\\').join('/') },
+                        artifactLocation: { uri: artifactUri(d.file) },
                         region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
                     },
                 }],

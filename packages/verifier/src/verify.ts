@@ -146,7 +146,7 @@ async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spe
         const session = await options.solver.openSession({ timeLimitMs });
         let result;
         try {
-            result = await runVC(vc, session, log);
+            result = await runVC(vc, session, log, timeLimitMs);
         } finally {
             session.close();
         }

@@ -116,3 +116,32 @@ export class Vocabulary {
         return this.program.threads.filter(t => t.count === undefined).length;
     }
 }
+
+/**
+ * Facts true of every heap the language can build: a reference-typed global
+ * holds null or a published, allocated object of its type (storing a reference
+ * into a global publishes it). `state` reads a state variable.
+ */
+export function heapFacts(vocab: Vocabulary, state: (name: string) => import('../smt/term.js').Term, only?: Set<string>): import('../smt/term.js').Term[] {
+    const out: import('../smt/term.js').Term[] = [];
+    for (const v of vocab.allVars()) {
+        if (v.kind !== 'global' || v.sort !== 'Ref' || !v.field) continue;
+        if (only && !only.has(v.name)) continue;
+        const t = v.field.type;
+        if (t.kind !== 'class' && t.kind !== 'array') continue;
+        const g = state(v.name);
+        out.push({
+            t: 'app', fn: 'or', sort: 'Bool', args: [
+                { t: 'app', fn: '=', sort: 'Bool', args: [g, { t: 'var', name: 'null', sort: 'Ref' }] },
+                {
+                    t: 'app', fn: 'and', sort: 'Bool', args: [
+                        { t: 'app', fn: 'select', sort: 'Bool', args: [state(ALLOC), g] },
+                        { t: 'app', fn: '=', sort: 'Bool', args: [{ t: 'app', fn: 'select', sort: 'Int', args: [state(OWNER), g] }, { t: 'int', value: 0n }] },
+                        { t: 'app', fn: '=', sort: 'Bool', args: [{ t: 'app', fn: DTYPE, sort: 'Int', args: [g] }, { t: 'int', value: BigInt(vocab.typeId(t)) }] },
+                    ],
+                },
+            ],
+        });
+    }
+    return out;
+}

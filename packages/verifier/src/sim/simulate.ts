@@ -1,5 +1,5 @@
 import type { MethodModel, Range, ThreadModel } from '../model/program.js';
-import { ALLOC, HOLDER, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import { ALLOC, heapFacts, HOLDER, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
@@ -126,7 +126,8 @@ export class Simulator {
         const noChange = frameConstraint(this.spec.vocab, { whole: new Set(), atObjects: new Map() },
             n => T.v(preName(n), this.spec.vocab.sortOfVar(n)), n => T.v(n, this.spec.vocab.sortOfVar(n)), this.spec.tid, only);
         this.abs = { ...target, relStutter: abs.stutter ? T.or(relOf(abs.stutter), noChange) : noChange, relSteps: abs.steps.map(relOf), ctx };
-        const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }, ...this.wellFormed()];
+        const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }, ...this.wellFormed(),
+            ...heapFacts(this.spec.vocab, n => this.state(n), new Set(this.stateNames)).map(cond => ({ k: 'assume', cond }) as SCmd)];
         if (target.thisTerm) {
             // `this` is published: an object private to the caller is a special case the environment cannot touch at all.
             out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), T.select(this.state(ALLOC), target.thisTerm), T.eq(T.select(this.state(OWNER), target.thisTerm), T.int(0)), T.eq(T.call('dtype', 'Int', target.thisTerm), T.int(this.spec.vocab.typeId({ kind: 'class', name: m.owner! })))) });
@@ -259,6 +260,7 @@ export class Simulator {
             if (![...c.vars].some(v => vars.has(v))) continue;
             out.push({ k: 'assume', cond: c.build(s, s, this.spec.tid) });
         }
+        for (const f of heapFacts(this.spec.vocab, s, new Set(this.stateNames))) out.push({ k: 'assume', cond: f });
         return out;
     }
 
@@ -314,7 +316,8 @@ export class Simulator {
             cond: inv.cond, check: this.check(inv.check, 'user-invariant'), candidate: false, text: '',
         }));
         // Every state satisfies I and is a well-formed heap: true at the head without proof.
-        for (const cond of [...this.inv(), T.not(T.select(this.state(ALLOC), T.NULL))]) {
+        const st = (n: string) => this.state(n);
+        for (const cond of [...this.inv(), T.not(T.select(this.state(ALLOC), T.NULL)), ...heapFacts(this.spec.vocab, st, new Set(this.stateNames))]) {
             invariants.push({ cond, check: -1, candidate: false, assumeOnly: true, text: '' });
         }
         const candidates = loopCandidates({
@@ -469,7 +472,7 @@ export class Simulator {
                     code: 'env', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may violate another thread's environment assumption '${c.text}'`,
                     related: c.clause ? { range: c.clause.range, message: c.origin } : undefined,
-                }, 'program', { op: op.id }),
+                }, 'program', { op: op.id, assumeAfter: false }),
             });
         }
         for (const c of this.spec.inv) {
@@ -479,7 +482,7 @@ export class Simulator {
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
                     related: c.clause ? { range: c.clause.range, message: c.origin } : undefined,
-                }, 'program', { op: op.id }),
+                }, 'program', { op: op.id, assumeAfter: false }),
             });
         }
         return out;
@@ -514,7 +517,7 @@ export class Simulator {
         };
         return [
             { k: 'assign', var: sv, value: abs.relStutter },
-            { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
+            { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) },
             { k: 'if', cond: T.v(sv, 'Bool'), then: [], else: [{ k: 'assign', var: this.pc, value: next }] },
         ];
     }

@@ -1,6 +1,6 @@
 import type { SolverSession } from '../solver/index.js';
 import type { Vocabulary } from '../heap/vocabulary.js';
-import { ALLOC, elemsVar, OWNER, sortOfType } from '../heap/vocabulary.js';
+import { ALLOC, elemsVar, heapFacts, OWNER, sortOfType } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { sortToSmt, symbol, toSmt } from '../smt/term.js';
@@ -8,7 +8,7 @@ import { guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/envi
 import { publishedOfClass } from '../spec/translate.js';
 import { PRELUDE } from '../vc/vcgen.js';
 import { atomsOf } from './atoms.js';
-import type { QueryLog } from './run.js';
+import { freshQuery, type QueryLog } from './run.js';
 
 export interface Closure {
     /** The reflexive-transitive relation used for E*. */
@@ -36,7 +36,7 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[
     const st = (s: string): StateFn => name => T.v(`${s}~${name}`, vocab.sortOfVar(name));
     const lines: string[] = [PRELUDE, '(declare-const tid Int)'];
     for (const s of states) for (const v of vocab.allVars()) lines.push(`(declare-const ${symbol(`${s}~${v.name}`)} ${sortToSmt(v.sort)})`);
-    const wellFormed = (s: StateFn) => T.and(T.not(T.select(s(ALLOC), T.NULL)), ...inv.map(c => c.build(s, s, tid)));
+    const wellFormed = (s: StateFn) => T.and(T.not(T.select(s(ALLOC), T.NULL)), ...heapFacts(vocab, s), ...inv.map(c => c.build(s, s, tid)));
     lines.push(`(assert ${toSmt(tidConstraint)})`);
     for (const s of states) lines.push(`(assert ${toSmt(wellFormed(st(s)))})`);
     // s4 -> s5: one step of E (to check that derived candidates are implied by E)
@@ -45,27 +45,28 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[
         lines.push(`(declare-const e!${k} Bool)`);
         lines.push(`(assert (=> e!${k} ${toSmt(c.build(st('s1'), st('s2'), tid))}))`);
         lines.push(`(assert (=> e!${k} ${toSmt(c.build(st('s2'), st('s3'), tid))}))`);
-        const ok = T.and(
-            c.build(st('s1'), st('s1'), tid),
-            c.build(st('s1'), st('s3'), tid),
-            derived ? c.build(st('s4'), st('s5'), tid) : T.TRUE,
-        );
-        lines.push(`(declare-const ok!${k} Bool)`, `(assert (= ok!${k} ${toSmt(ok)}))`);
+        const parts = [c.build(st('s1'), st('s1'), tid), c.build(st('s1'), st('s3'), tid), derived ? c.build(st('s4'), st('s5'), tid) : T.TRUE];
+        parts.forEach((p, i) => lines.push(`(declare-const ok!${k}!${i} Bool)`, `(assert (= ok!${k}!${i} ${toSmt(p)}))`));
+        lines.push(`(declare-const ok!${k} Bool)`, `(assert (= ok!${k} (and ok!${k}!0 ok!${k}!1 ok!${k}!2)))`);
     });
     // One query per candidate ("is c_k implied, reflexive and transitive, given the others?"): a
     // candidate the solver cannot decide is dropped, which keeps the result sound.
     candidates.forEach((_, k) => lines.push(`(declare-const f!${k} Bool)`, `(assert (=> f!${k} (not ok!${k})))`));
     const send = async (text: string) => { log?.(text); return session.eval(text); };
-    await send(lines.join('\n') + '\n(set-option :timeout 3000)\n');
+    const script = lines.join('\n') + '\n';
     const live = new Set(candidates.map((_, k) => k));
     let unknown: string | undefined;
     for (let changed = true; changed;) {
         changed = false;
         for (const k of [...live]) {
             const lits = candidates.map((_, i) => (live.has(i) ? `e!${i}` : `(not e!${i})`));
-            const answer = (await send(`(check-sat-assuming (${lits.join(' ')} f!${k}))\n`)).trim();
+            const answer = (await send(freshQuery(script, 3000, `${lits.join(' ')} f!${k}`))).trim().split('\n').pop()!.trim();
             if (answer.startsWith('unsat')) continue;
             if (!answer.startsWith('sat')) unknown = answer;
+            if (process.env.CALVIN_DEBUG) {
+                const why = answer.startsWith('sat') ? await send(`(get-value (ok!${k}!0 ok!${k}!1 ok!${k}!2))\n`) : '';
+                console.error(`[closure] drop (${answer}) ${candidates[k].c.text} ${why.replace(/\s+/g, ' ')}`);
+            }
             live.delete(k);
             changed = true;
         }

@@ -31,7 +31,16 @@ export type QueryLog = (text: string) => void;
  * after each failure the failing check is disabled (assumed) and the query
  * repeated, so one VC reports every failing check (Boogie-style).
  */
-export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Promise<RunResult> {
+/**
+ * Each query starts from a fresh solver state: Z3's incremental mode (after a
+ * first check) lacks preprocessing that quantified VCs need, and was measured
+ * to time out where a fresh solve takes 0.1–0.5 s.
+ */
+export function freshQuery(script: string, softTimeoutMs: number, assumptions: string): string {
+    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.max(1, Math.round(softTimeoutMs))})\n${script}(assert (and ${assumptions} true))\n(check-sat)\n`;
+}
+
+export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, softTimeoutMs = 10_000): Promise<RunResult> {
     const send = async (text: string) => {
         log?.(text);
         const out = await session.eval(text);
@@ -40,7 +49,6 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Pro
         return out;
     };
     log?.(vc.checks.map(c => `; check ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
-    await send(vc.script);
     const candidates = vc.checks.filter(c => c.kind === 'candidate');
     const live = new Set(candidates.map(c => c.id));
     const disabled = new Set<number>();
@@ -56,7 +64,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog): Pro
     for (const phase of ['houdini', 'checks'] as const) {
         for (;;) {
             queries++;
-            const answer = (await send(`(check-sat-assuming (${literals(phase)}))\n`)).trim();
+            const answer = (await send(freshQuery(vc.script, softTimeoutMs, literals(phase)))).trim().split('\n').pop()!.trim();
             if (answer.startsWith('unsat')) break;
             if (!answer.startsWith('sat')) {
                 return { status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: await reason(send, answer) };

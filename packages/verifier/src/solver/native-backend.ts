@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HARD_LIMIT_GRACE_MS, type Engine } from './pool.js';
+import { HARD_LIMIT_GRACE_MS, timerDelay, type Engine } from './pool.js';
 import { smtError, unbalancedReason } from './smt-text.js';
 import { SolverFailure } from './types.js';
 
@@ -66,12 +66,12 @@ export class NativeEngine implements Engine {
         const open = unbalancedReason(text);
         if (open) return smtError(`calvin: incomplete input, ${open}; nothing was evaluated`);
         await this.ready();
-        return this.send(this.instance!, text, timeLimitMs);
+        return this.send(this.current(), text, timeLimitMs);
     }
 
     async debug(what: 'crash' | 'hang', timeLimitMs: number): Promise<string> {
         await this.ready();
-        const inst = this.instance!;
+        const inst = this.current();
         // Signal first, so that z3 cannot answer the (empty) eval before it is stopped.
         inst.proc.kill(what === 'crash' ? 'SIGSEGV' : 'SIGSTOP');
         return this.send(inst, '', timeLimitMs);
@@ -90,6 +90,13 @@ export class NativeEngine implements Engine {
         }
     }
 
+    /** The running process, right after ready(). */
+    private current(): Instance {
+        const inst = this.instance;
+        if (!inst?.alive) throw new SolverFailure('crash', 'z3-native: z3 died before the eval started');
+        return inst;
+    }
+
     private send(inst: Instance, text: string, timeLimitMs: number): Promise<string> {
         if (this.pending) return Promise.reject(new SolverFailure('error', 'z3-native: one eval at a time per process'));
         const sentinel = `calvin-done-${this.nextId++}`;
@@ -100,7 +107,7 @@ export class NativeEngine implements Engine {
                 this.fail(new SolverFailure('timeout', `z3-native: no answer within ${timeLimitMs} ms + ${HARD_LIMIT_GRACE_MS} ms grace; the process was restarted`));
                 this.kill(inst);
                 if (!this.disposed) this.ready().catch(() => undefined);
-            }, timeLimitMs + HARD_LIMIT_GRACE_MS);
+            }, timerDelay(timeLimitMs + HARD_LIMIT_GRACE_MS));
             this.setRef(inst, true);
             inst.proc.stdin.write(`${text}\n(echo "${sentinel}")\n`);
         });
@@ -118,11 +125,11 @@ export class NativeEngine implements Engine {
     private onStdout(inst: Instance): void {
         const p = this.pending;
         if (!p) return;
-        const marker = `${p.sentinel}\n`;
-        const at = inst.stdout.indexOf(marker);
-        if (at < 0 || (at > 0 && inst.stdout[at - 1] !== '\n')) return;
-        const output = inst.stdout.slice(0, at);
-        inst.stdout = inst.stdout.slice(at + marker.length);
+        // The sentinel on a line of its own ends this eval's output.
+        const m = new RegExp(`(^|\n)${p.sentinel}\r?\n`).exec(inst.stdout);
+        if (!m) return;
+        const output = inst.stdout.slice(0, m.index + m[1].length);
+        inst.stdout = inst.stdout.slice(m.index + m[0].length);
         this.pending = undefined;
         clearTimeout(p.timer);
         this.setRef(inst, false);

@@ -24,9 +24,14 @@ export interface Engine {
     dispose(): Promise<void>;
 }
 
+/** A setTimeout delay (longer ones would fire at once). */
+export function timerDelay(ms: number): number {
+    return Math.min(Math.max(0, ms), 0x7fffffff);
+}
+
 /** Sent before a session's first commands: a fresh state with Z3's own (soft) timeout. */
 export function sessionPrelude(timeLimitMs: number): string {
-    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.max(1, Math.round(timeLimitMs))})\n`;
+    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.min(0x7fffffff, Math.max(1, Math.round(timeLimitMs)))})\n`;
 }
 
 interface Waiter {

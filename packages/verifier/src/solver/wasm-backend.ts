@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { HARD_LIMIT_GRACE_MS, type Engine } from './pool.js';
+import { HARD_LIMIT_GRACE_MS, timerDelay, type Engine } from './pool.js';
 import type { HostToWorker, WorkerStartData, WorkerToHost } from './protocol.js';
 import { SolverFailure } from './types.js';
 
@@ -26,6 +26,7 @@ interface Pending {
     reject(e: SolverFailure): void;
     timers: NodeJS.Timeout[];
     interrupted: boolean;
+    timeLimitMs: number;
 }
 
 /** One spawned worker; a restart makes a new one, so stale events are easy to ignore. */
@@ -78,21 +79,22 @@ export class WasmEngine implements Engine {
 
     private async run(makeMessage: (id: number) => HostToWorker, timeLimitMs: number): Promise<string> {
         await this.ready();
-        const inst = this.instance!;
+        const inst = this.instance;
+        if (!inst?.alive) throw new SolverFailure('crash', 'z3-wasm: the worker died before the eval started');
         if (this.pending) throw new SolverFailure('error', 'z3-wasm: one eval at a time per worker');
         const id = this.nextId++;
         return new Promise<string>((resolve, reject) => {
-            const pending: Pending = { id, resolve, reject, timers: [], interrupted: false };
+            const pending: Pending = { id, resolve, reject, timers: [], interrupted: false, timeLimitMs };
             this.pending = pending;
             // Soft: Z3's own :timeout. Hard: interrupt first, then terminate the worker.
             pending.timers.push(setTimeout(() => {
                 pending.interrupted = true;
                 inst.worker.postMessage({ type: 'interrupt' } satisfies HostToWorker);
-            }, timeLimitMs + HARD_LIMIT_GRACE_MS - INTERRUPT_LEAD_MS));
+            }, timerDelay(timeLimitMs + HARD_LIMIT_GRACE_MS - INTERRUPT_LEAD_MS)));
             pending.timers.push(setTimeout(() => {
                 this.fail(new SolverFailure('timeout', `z3-wasm: no answer within ${timeLimitMs} ms + ${HARD_LIMIT_GRACE_MS} ms grace; the worker was restarted`));
                 this.restart(inst);
-            }, timeLimitMs + HARD_LIMIT_GRACE_MS));
+            }, timerDelay(timeLimitMs + HARD_LIMIT_GRACE_MS)));
             inst.worker.ref();
             inst.worker.postMessage(makeMessage(id));
         });
@@ -117,7 +119,7 @@ export class WasmEngine implements Engine {
         if (p.interrupted) {
             // Z3_interrupt ended it after the hard limit minus the lead: the answer is void,
             // but the worker is fine (Z3's context stays usable after an interrupt).
-            p.reject(new SolverFailure('timeout', `z3-wasm: the eval ran past its limit (${HARD_LIMIT_GRACE_MS} ms grace) and was interrupted`));
+            p.reject(new SolverFailure('timeout', `z3-wasm: no answer within ${p.timeLimitMs} ms + ${HARD_LIMIT_GRACE_MS - INTERRUPT_LEAD_MS} ms grace; the eval was interrupted`));
         } else if (m.type === 'result') {
             p.resolve(m.output);
         } else {

@@ -60,12 +60,13 @@ export function frameConstraint(vocab: Vocabulary, frame: FrameInfo, pre: (n: st
             parts.push(T.eq(post(sv.name), pre(sv.name)));
             continue;
         }
+        if (T.sameTerm(post(sv.name), pre(sv.name))) continue;
         const o = T.v(`o!frame`, 'Ref');
         const notPrivate = T.and(T.select(pre(ALLOC), o), T.ne(T.select(pre(OWNER), o), tid));
         const objs = frame.atObjects.get(sv.name) ?? [];
         const guard = T.and(notPrivate, ...objs.map(x => T.ne(o, x)));
-        parts.push(T.forall([{ name: 'o!frame', sort: 'Ref' }], T.implies(guard, T.eq(T.select(post(sv.name), o), T.select(pre(sv.name), o))),
-            [[T.select(post(sv.name), o)]]));
+        // "forall o. guard(o) ==> post[o] == pre[o]" as an equation between arrays: no quantifier to instantiate
+        parts.push(T.eq(post(sv.name), T.lambda('o!frame', 'Ref', T.ite(guard, T.select(pre(sv.name), o), T.select(post(sv.name), o)))));
     }
     return T.and(...parts);
 }

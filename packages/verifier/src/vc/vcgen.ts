@@ -48,9 +48,7 @@ export interface VC {
 
 interface End { block: Block; sigma: Map<string, Term> }
 
-export const PRELUDE = `(reset)
-(set-option :produce-models true)
-(declare-sort Ref 0)
+export const PRELUDE = `(declare-sort Ref 0)
 (declare-const null Ref)
 (declare-fun len (Ref) Int)
 (declare-fun dtype (Ref) Int)

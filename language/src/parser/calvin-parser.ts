@@ -1,0 +1,105 @@
+import type { AstNode, LangiumCoreServices, LexerResult, ParseResult, ParserOptions, TokenizeOptions } from 'langium';
+import { createParser, DefaultLexer, LangiumParser } from 'langium';
+import type { ILexingError } from 'chevrotain';
+
+/** The message of an internal failure, for a diagnostic (first line only). */
+function failure(e: unknown): string {
+    const message = e instanceof Error ? e.message : String(e);
+    return message.split('\n')[0];
+}
+
+/** A lexer error at the start of the file that says the file could not be read. */
+function internalError(what: string, e: unknown): ILexingError {
+    return {
+        offset: 0, line: 1, column: 1, length: 0,
+        message: `Internal error: the ${what} failed on this file (${failure(e)}), so it is not checked; please report this.`,
+    };
+}
+
+/** Never throws: a failure of the Chevrotain lexer becomes a lexer error (and no tokens). */
+export class CalvinLexer extends DefaultLexer {
+    override tokenize(text: string, options?: TokenizeOptions): LexerResult {
+        try {
+            return super.tokenize(text, options);
+        } catch (e) {
+            return { tokens: [], hidden: [], errors: [internalError('lexer', e)] };
+        }
+    }
+}
+
+type ParserInternals = {
+    construct(): unknown;
+    stack: unknown[];
+    lexerResult: unknown;
+};
+
+/**
+ * Langium's parser, made safe for error recovery:
+ *
+ * - An infix rule (BinaryExpr) whose operands all failed to parse constructs
+ *   to `undefined`. Langium's `subrule` takes an `undefined` result for "the
+ *   rule threw" and constructs (pops) once more, which unbalances the parser's
+ *   node stack: the next assignment then fails ("reading 'decls'", "setting
+ *   '$cstNode'", e.g. on `/*@ requires ==`). Here such an empty infix node
+ *   constructs to `null`, which Langium assigns nowhere.
+ * - Should parsing still throw, the file parses as an empty program with one
+ *   error saying so, and the parser's state is reset for the next file.
+ */
+export class CalvinParser extends LangiumParser {
+    constructor(services: LangiumCoreServices) {
+        super(services);
+        const self = this as unknown as ParserInternals;
+        const construct = self.construct;
+        self.construct = function (this: ParserInternals): unknown {
+            const top = this.stack[this.stack.length - 1] as Record<string, unknown> | undefined;
+            const result = construct.call(this);
+            if (result === undefined && top !== undefined && '$infixName' in top) return null;
+            return result;
+        };
+    }
+
+    override parse<T extends AstNode = AstNode>(input: string, options: ParserOptions = {}): ParseResult<T> {
+        try {
+            const result = super.parse<T>(input, options);
+            completeMembers(result.value);
+            return result;
+        } catch (e) {
+            this.resetAfterFailure();
+            const empty = super.parse<T>('', options);
+            return { ...empty, lexerErrors: [internalError('parser', e), ...empty.lexerErrors] };
+        }
+    }
+
+    private resetAfterFailure(): void {
+        const self = this as unknown as ParserInternals;
+        self.stack = [];
+        self.lexerResult = undefined;
+        this.unorderedGroups.clear();
+    }
+}
+
+/**
+ * A field or method cut short by a syntax error before `(`, `=` or `;`
+ * (`int g` followed by the next declaration) is a `Member` of neither kind:
+ * make it a field, so that its uses do not also become unknown names.
+ */
+function completeMembers(root: AstNode): void {
+    const decls = (root as { decls?: AstNode[] }).decls;
+    if (!Array.isArray(decls)) return;
+    for (const d of decls) {
+        if (d.$type === 'Member') (d as { $type: string }).$type = 'FieldDecl';
+        else if (d.$type === 'ClassDecl') {
+            for (const m of (d as { members?: AstNode[] }).members ?? []) {
+                if (m.$type === 'Member') (m as { $type: string }).$type = 'FieldDecl';
+            }
+        }
+    }
+}
+
+/** Like Langium's `createLangiumParser`, with a `CalvinParser`. */
+export function createCalvinParser(services: LangiumCoreServices): CalvinParser {
+    const parser = new CalvinParser(services);
+    createParser(services.Grammar, parser, services.parser.Lexer.definition);
+    parser.finalize();
+    return parser;
+}

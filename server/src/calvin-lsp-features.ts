@@ -1,0 +1,130 @@
+import type { AstNode, AstNodeDescription, CstNode, GrammarAST, LangiumDocument, LeafCstNode, MaybePromise } from 'langium';
+import { AstUtils, CstUtils, isAstNode } from 'langium';
+import type { CompletionContext, GoToLink } from 'langium/lsp';
+import { DefaultCompletionProvider, DefaultDefinitionProvider, DefaultNodeKindProvider, DefaultReferencesProvider, DefaultRenameProvider } from 'langium/lsp';
+import {
+    CompletionItemKind, SymbolKind, type CancellationToken, type Location, type Position, type Range, type ReferenceParams,
+    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit,
+} from 'vscode-languageserver';
+import type { IToken } from 'chevrotain';
+import { ANNOTATION_KEYWORDS, isBuiltinUri } from '@calvin/language';
+
+function typeOf(node: AstNode | AstNodeDescription): string {
+    return isAstNode(node) ? node.$type : node.type;
+}
+
+/** Symbol and completion kinds by declaration (as in the outline): classes, methods, fields, threads (events), variables. */
+export class CalvinNodeKindProvider extends DefaultNodeKindProvider {
+    override getSymbolKind(node: AstNode | AstNodeDescription): SymbolKind {
+        switch (typeOf(node)) {
+            case 'ClassDecl': return SymbolKind.Class;
+            case 'MethodDecl': return SymbolKind.Method;
+            case 'FieldDecl': case 'GhostField': return SymbolKind.Field;
+            case 'ThreadDecl': return SymbolKind.Event;
+            case 'Param': case 'LocalVarDecl': case 'QuantVar': return SymbolKind.Variable;
+            default: return SymbolKind.Field;
+        }
+    }
+
+    override getCompletionItemKind(node: AstNode | AstNodeDescription): CompletionItemKind {
+        switch (typeOf(node)) {
+            case 'ClassDecl': return CompletionItemKind.Class;
+            case 'MethodDecl': return CompletionItemKind.Method;
+            case 'FieldDecl': case 'GhostField': return CompletionItemKind.Field;
+            case 'ThreadDecl': return CompletionItemKind.Event;
+            case 'Param': case 'LocalVarDecl': case 'QuantVar': return CompletionItemKind.Variable;
+            default: return CompletionItemKind.Reference;
+        }
+    }
+}
+
+/** Where a position is: in code, or in an annotation (and in which clause, by its last keyword). */
+interface AnnotationContext {
+    inAnnotation: boolean;
+    clause?: string;
+}
+
+const ANNOTATION_KEYWORD_SET = new Set<string>(ANNOTATION_KEYWORDS);
+/** Words the lexer knows everywhere but that belong in annotations: `\old`/`\result` in ensures, quantifiers in any annotation. */
+const ENSURES_ONLY = new Set(['\\old', '\\result']);
+const ANNOTATION_ONLY = new Set(['\\forall', '\\exists']);
+
+/**
+ * Keyword completion that knows about annotations: `\old` and `\result` are
+ * offered only in `ensures` clauses, `\forall` and `\exists` only in
+ * annotations (the parser accepts them in code too, so that the validator can
+ * explain the mistake).
+ */
+export class CalvinCompletionProvider extends DefaultCompletionProvider {
+    private lastTokens: { text: string; tokens: IToken[] } | undefined;
+
+    protected override filterKeyword(context: CompletionContext, keyword: GrammarAST.Keyword): boolean {
+        const word = keyword.value;
+        if (ENSURES_ONLY.has(word) || ANNOTATION_ONLY.has(word)) {
+            const where = this.annotationContext(context.textDocument.getText(), context.tokenOffset);
+            if (!where.inAnnotation) return false;
+            if (ENSURES_ONLY.has(word)) return where.clause === 'ensures';
+            return true;
+        }
+        return super.filterKeyword(context, keyword);
+    }
+
+    private annotationContext(text: string, offset: number): AnnotationContext {
+        if (this.lastTokens?.text !== text) this.lastTokens = { text, tokens: this.lexer.tokenize(text).tokens };
+        let inAnnotation = false;
+        let clause: string | undefined;
+        for (const t of this.lastTokens.tokens) {
+            if (t.startOffset >= offset) break;
+            const name = t.tokenType.name;
+            if (name === '/*@' || name === '//@') {
+                inAnnotation = true;
+                clause = undefined;
+            } else if (name === '*/' || name === 'ANNOT_EOL') {
+                inAnnotation = false;
+                clause = undefined;
+            } else if (inAnnotation && ANNOTATION_KEYWORD_SET.has(name)) {
+                clause = name;
+            }
+        }
+        return { inAnnotation, clause };
+    }
+}
+
+/** Is `node` declared in the built-in document (the implicit `holder` and `length`)? */
+function isBuiltinDeclaration(node: AstNode): boolean {
+    return isBuiltinUri(AstUtils.getDocument(node).uri);
+}
+
+/** The built-in members cannot be renamed (their declaration is not a user file). */
+export class CalvinRenameProvider extends DefaultRenameProvider {
+    override async rename(document: LangiumDocument, params: RenameParams, cancelToken?: CancellationToken): Promise<WorkspaceEdit | undefined> {
+        if (this.targetsBuiltin(document, params.position)) return undefined;
+        return super.rename(document, params, cancelToken);
+    }
+
+    override prepareRename(document: LangiumDocument, params: TextDocumentPositionParams, cancelToken?: CancellationToken): MaybePromise<Range | undefined> {
+        if (this.targetsBuiltin(document, params.position)) return undefined;
+        return super.prepareRename(document, params, cancelToken);
+    }
+
+    private targetsBuiltin(document: LangiumDocument, position: Position): boolean {
+        const root = document.parseResult.value.$cstNode;
+        if (!root) return false;
+        const leaf = CstUtils.findDeclarationNodeAtOffset(root, document.textDocument.offsetAt(position), this.grammarConfig.nameRegexp);
+        return leaf !== undefined && this.references.findDeclarations(leaf).some(isBuiltinDeclaration);
+    }
+}
+
+/** Go to definition does not lead into the built-in document. */
+export class CalvinDefinitionProvider extends DefaultDefinitionProvider {
+    protected override findLinks(source: CstNode): GoToLink[] {
+        return super.findLinks(source).filter(link => !isBuiltinUri(link.targetDocument.uri));
+    }
+}
+
+/** References: no locations in the built-in document. */
+export class CalvinReferencesProvider extends DefaultReferencesProvider {
+    protected override getReferences(selectedNode: LeafCstNode, params: ReferenceParams, document: LangiumDocument): Location[] {
+        return super.getReferences(selectedNode, params, document).filter(l => !isBuiltinUri(l.uri));
+    }
+}
