@@ -3,15 +3,23 @@ import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, type Program } from '@calvin/language';
 import { compareDiagnostics, type CheckReport, type CliDiagnostic } from './diagnostic.js';
 import { collectFiles, readSource } from './files.js';
+import { verifyDocuments, type VerifyStepOptions } from './verify-step.js';
 
 const SEVERITY: Record<number, CliDiagnostic['severity']> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'info' };
 
-/** Run the front end (and, once it lands, the verifier) on files and directories. */
-export async function check(args: string[]): Promise<CheckReport> {
+export interface CheckOptions {
+    /** Run the verifier after the front end (default true). */
+    verify: boolean;
+    verifier: VerifyStepOptions;
+    verbose: boolean;
+}
+
+/** The front end, then the verifier on every program the front end accepted. */
+export async function check(args: string[], options: CheckOptions): Promise<CheckReport & { skipped: string[] }> {
     const start = Date.now();
     const files = collectFiles(args);
     const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), text: readSource(f) }));
-    const { shared } = createCalvinCoreServices();
+    const { shared, Calvin } = createCalvinCoreServices();
     const result = await buildProgram(shared, sources.map(s => ({ uri: s.uri, text: s.text })));
     const diagnostics: CliDiagnostic[] = [];
     let procedures = 0;
@@ -31,8 +39,18 @@ export async function check(args: string[]): Promise<CheckReport> {
             });
         }
     }
+    let skipped: string[] = [];
+    let checks: CheckReport['checks'];
+    if (options.verify) {
+        const byUri = new Map(sources.map(s => [s.uri, s.file]));
+        const fileOf = (uri: string) => byUri.get(uri) ?? uri;
+        const step = await verifyDocuments(result.documents, [...shared.workspace.LangiumDocuments.all], Calvin, fileOf, options.verifier);
+        diagnostics.push(...step.diagnostics);
+        skipped = step.skipped;
+        if (options.verbose) checks = step.units;
+    }
     diagnostics.sort(compareDiagnostics);
-    return { files: files.length, procedures, diagnostics, timeMs: Date.now() - start };
+    return { files: files.length, procedures, diagnostics, timeMs: Date.now() - start, ...(checks ? { checks } : {}), skipped };
 }
 
 /** Methods, top-level procedures and threads: the units the checker works on. */

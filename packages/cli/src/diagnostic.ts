@@ -8,6 +8,8 @@ export interface CliDiagnostic {
     severity: 'error' | 'warning' | 'info';
     code: string;
     message: string;
+    /** Related locations: the annotation involved, the call chain into an inlined body. */
+    related?: Array<{ file: string; line: number; column: number; message: string }>;
 }
 
 export interface CheckReport {
@@ -15,6 +17,8 @@ export interface CheckReport {
     procedures: number;
     diagnostics: CliDiagnostic[];
     timeMs: number;
+    /** With --verbose: every check with its status and time. */
+    checks?: import('./verify-step.js').UnitSummary[];
 }
 
 export function compareDiagnostics(a: CliDiagnostic, b: CliDiagnostic): number {

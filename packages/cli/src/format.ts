@@ -1,12 +1,19 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CheckReport, CliDiagnostic } from './diagnostic.js';
+import type { CheckReport } from './diagnostic.js';
 
 export type Format = 'text' | 'json' | 'sarif';
 
 /** `file:line:col: severity [code] message`, like compilers. */
 export function formatText(report: CheckReport): string {
-    const lines = report.diagnostics.map((d: CliDiagnostic) => `${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
+    const lines: string[] = [];
+    for (const d of report.diagnostics) {
+        lines.push(`${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
+        for (const r of d.related ?? []) lines.push(`  ${r.file}:${r.line}:${r.column}: note: ${oneLine(r.message)}`);
+    }
+    for (const c of report.checks ?? []) {
+        lines.push(`check ${c.kind} ${c.name} (${c.file}): ${c.status} in ${c.timeMs} ms, ${c.queries} quer${c.queries === 1 ? 'y' : 'ies'}${c.envStar ? `; ${c.envStar}` : ''}`);
+    }
     const errors = report.diagnostics.filter(d => d.severity === 'error').length;
     const warnings = report.diagnostics.filter(d => d.severity === 'warning').length;
     lines.push(`${report.files} file${report.files === 1 ? '' : 's'}, ${report.procedures} procedure${report.procedures === 1 ? '' : 's'}: ` +
@@ -77,6 +84,13 @@ export function formatSarif(report: CheckReport, version: string): string {
                         region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
                     },
                 }],
+                ...(d.related ? {
+                    relatedLocations: d.related.map((r, id) => ({
+                        id,
+                        message: { text: r.message },
+                        physicalLocation: { artifactLocation: { uri: artifactUri(r.file) }, region: { startLine: r.line, startColumn: r.column } },
+                    })),
+                } : {}),
             })),
         }],
     };

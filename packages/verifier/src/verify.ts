@@ -49,6 +49,8 @@ export interface VerifyOptions {
     timeLimitMs?: number;
     /** Write every query as SMT-LIB2 into this directory. */
     dumpSmtDir?: string;
+    /** Checks run in parallel (give the backend as many workers). Default 1. */
+    concurrency?: number;
 }
 
 export interface VerifyResult {
@@ -84,14 +86,24 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
         }
     }
     for (const t of program.threads) units.push({ name: t.name, kind: 'thread', range: t.nameRange, thread: t });
-    const results: UnitResult[] = [];
-    const closures = new Map<string, Closure>();
-    for (const u of units) {
-        const r = await verifyUnit(u, program, vocab, spec, callers, options, closures);
-        results.push(r);
-        diagnostics.push(...r.diagnostics);
-    }
+    const closures = new Map<string, Promise<Closure>>();
+    const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, program, vocab, spec, callers, options, closures));
+    for (const r of results) diagnostics.push(...r.diagnostics);
     return { units: results, diagnostics: dedupe(diagnostics) };
+}
+
+/** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
+async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
+    const out = new Array<B>(items.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < items.length) {
+            const i = next++;
+            out[i] = await f(items[i]);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+    return out;
 }
 
 const TID = T.v('tid', 'Int');
@@ -102,7 +114,7 @@ function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined):
     return T.or(...threads.map(t => t.id !== undefined ? T.eq(TID, T.int(t.id)) : T.cmp('>', TID, T.int(k))));
 }
 
-async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spec: SpecContext, callers: Map<string, ThreadModel[]>, options: VerifyOptions, closures: Map<string, Closure>): Promise<UnitResult> {
+async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spec: SpecContext, callers: Map<string, ThreadModel[]>, options: VerifyOptions, closures: Map<string, Promise<Closure>>): Promise<UnitResult> {
     const start = Date.now();
     const base: UnitResult = {
         name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, queries: 0, diagnostics: [],
@@ -126,16 +138,20 @@ async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spe
                 ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(vocab.singleThreads)))
                 : tidConstraintOf(vocab, callers.get(u.method!.id));
             const key = `${T.toSmt(tidConstraint)}|${env.map(c => T.toSmt(c.build(n => T.v('a~' + n, vocab.sortOfVar(n)), n => T.v('b~' + n, vocab.sortOfVar(n)), TID))).join('|')}|${inv.map(c => c.text).join('|')}`;
-            let star = closures.get(key);
-            if (!star) {
-                const session = await options.solver.openSession({ timeLimitMs });
-                try {
-                    star = await closure(vocab, env, inv, spec.guards, TID, tidConstraint, session, log);
-                } finally {
-                    session.close();
-                }
-                closures.set(key, star);
+            // Units with the same E, I and thread ids share the E* decision.
+            let pending = closures.get(key);
+            if (!pending) {
+                pending = (async () => {
+                    const session = await options.solver.openSession({ timeLimitMs });
+                    try {
+                        return await closure(vocab, env, inv, spec.guards, TID, tidConstraint, session, log);
+                    } finally {
+                        session.close();
+                    }
+                })();
+                closures.set(key, pending);
             }
+            const star = await pending;
             base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
                 : star.exact ? 'E is reflexive and transitive: E* = E'
                     : `E* over-approximated: not transitive, replaced by derived conjuncts: ${star.dropped.map(c => c.text).join('; ')}`;

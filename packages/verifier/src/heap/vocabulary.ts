@@ -53,11 +53,16 @@ export class Vocabulary {
             this.typeId({ kind: 'class', name: c.name });
             for (const f of c.fields) this.addField(f);
         }
-        this.add({ name: HOLDER, sort: { array: ['Ref', 'Int'] }, kind: 'holder' });
-        this.add({ name: ALLOC, sort: { array: ['Ref', 'Bool'] }, kind: 'alloc' });
-        this.add({ name: OWNER, sort: { array: ['Ref', 'Int'] }, kind: 'owner' });
+        // Only the heap bookkeeping the program can use: a program without objects
+        // has no allocation, ownership or monitor maps (smaller, faster VCs).
+        const uses = heapFeatures(program);
+        if (uses.monitors) this.add({ name: HOLDER, sort: { array: ['Ref', 'Int'] }, kind: 'holder' });
+        if (uses.objects) {
+            this.add({ name: ALLOC, sort: { array: ['Ref', 'Bool'] }, kind: 'alloc' });
+            this.add({ name: OWNER, sort: { array: ['Ref', 'Int'] }, kind: 'owner' });
+        }
         for (const s of ['Int', 'Bool', 'Ref'] as const) {
-            this.add({ name: elemsVar(s), sort: { array: ['Ref', { array: ['Int', s] }] }, kind: 'elems' });
+            if (uses.elements.has(s)) this.add({ name: elemsVar(s), sort: { array: ['Ref', { array: ['Int', s] }] }, kind: 'elems' });
         }
     }
 
@@ -89,6 +94,10 @@ export class Vocabulary {
         return id;
     }
 
+    has(name: string): boolean {
+        return this.vars.has(name);
+    }
+
     sortOfVar(name: string): Sort {
         const v = this.vars.get(name);
         if (!v) throw new Error(`unknown state variable ${name}`);
@@ -117,6 +126,12 @@ export class Vocabulary {
     }
 }
 
+/** `null` is never allocated (true when the program has no objects at all). */
+export function nullUnallocated(vocab: Vocabulary, state: (name: string) => import('../smt/term.js').Term): import('../smt/term.js').Term {
+    if (!vocab.has(ALLOC)) return { t: 'bool', value: true };
+    return { t: 'app', fn: 'not', sort: 'Bool', args: [{ t: 'app', fn: 'select', sort: 'Bool', args: [state(ALLOC), { t: 'var', name: 'null', sort: 'Ref' }] }] };
+}
+
 /**
  * Facts true of every heap the language can build: a reference-typed global
  * holds null or a published, allocated object of its type (storing a reference
@@ -130,9 +145,11 @@ export function heapFacts(vocab: Vocabulary, state: (name: string) => import('..
         const t = v.field.type;
         if (t.kind !== 'class' && t.kind !== 'array') continue;
         const g = state(v.name);
+        // A final global initialized with `new` is never null after initialization.
+        const neverNull = v.field.isFinal && (v.field.init?.kind === 'new' || v.field.init?.kind === 'newArray');
         out.push({
             t: 'app', fn: 'or', sort: 'Bool', args: [
-                { t: 'app', fn: '=', sort: 'Bool', args: [g, { t: 'var', name: 'null', sort: 'Ref' }] },
+                neverNull ? { t: 'bool', value: false } : { t: 'app', fn: '=', sort: 'Bool', args: [g, { t: 'var', name: 'null', sort: 'Ref' }] },
                 {
                     t: 'app', fn: 'and', sort: 'Bool', args: [
                         { t: 'app', fn: 'select', sort: 'Bool', args: [state(ALLOC), g] },
@@ -143,5 +160,28 @@ export function heapFacts(vocab: Vocabulary, state: (name: string) => import('..
             ],
         });
     }
+    return out;
+}
+
+/**
+ * Which parts of the heap model a program needs: monitors (synchronized code or
+ * `holder`), objects (any class or array type, `new`), and array element sorts.
+ */
+export function heapFeatures(program: ProgramModel): { monitors: boolean; objects: boolean; elements: Set<Sort> } {
+    const out = { monitors: false, objects: false, elements: new Set<Sort>() };
+    const seen = new Set<object>();
+    const visit = (x: unknown): void => {
+        if (x === null || typeof x !== 'object' || seen.has(x)) return;
+        seen.add(x);
+        if (Array.isArray(x)) { x.forEach(visit); return; }
+        const o = x as Record<string, unknown>;
+        if (o.isSynchronized === true || o.kind === 'sync' || o.kind === 'holder') out.monitors = true;
+        if (o.kind === 'class' || o.kind === 'array' || o.kind === 'new' || o.kind === 'newArray') out.objects = true;
+        if (o.kind === 'array' && o.element && typeof o.element === 'object') out.elements.add(sortOfType(o.element as Type));
+        if (o.kind === 'newArray' && o.element && typeof o.element === 'object') out.elements.add(sortOfType(o.element as Type));
+        for (const k of Object.keys(o)) if (k !== 'range' && k !== 'nameRange' && k !== 'endRange') visit(o[k]);
+    };
+    visit(program);
+    if (out.monitors) out.objects = true;
     return out;
 }

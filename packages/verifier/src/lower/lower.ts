@@ -716,7 +716,7 @@ export class Lowerer {
             { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(T.select(this.stateTerm(ALLOC), obj)), T.eq(T.call(DTYPE, 'Int', obj), T.int(this.vocab.typeId(type)))) },
             { k: 'set', var: ALLOC, value: T.store(this.stateTerm(ALLOC), obj, T.TRUE) },
             { k: 'set', var: OWNER, value: T.store(this.stateTerm(OWNER), obj, tid) },
-            { k: 'set', var: HOLDER, value: T.store(this.stateTerm(HOLDER), obj, T.int(0)) },
+            ...(this.vocab.has(HOLDER) ? [{ k: 'set' as const, var: HOLDER, value: T.store(this.stateTerm(HOLDER), obj, T.int(0)) }] : []),
         ];
     }
 

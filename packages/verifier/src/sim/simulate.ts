@@ -1,5 +1,5 @@
 import type { MethodModel, Range, ThreadModel } from '../model/program.js';
-import { ALLOC, heapFacts, HOLDER, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import { ALLOC, heapFacts, HOLDER, nullUnallocated, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
@@ -97,7 +97,7 @@ export class Simulator {
             }
         }
         // Ownership and allocation bookkeeping whenever objects are involved.
-        if ([...used].some(v => vocab.vars.get(v)?.kind !== 'global')) { used.add(OWNER); used.add(ALLOC); }
+        if ([...used].some(v => vocab.vars.get(v)?.kind !== 'global') && vocab.has(ALLOC)) { used.add(OWNER); used.add(ALLOC); }
         this.stateNames = vocab.allVars().map(v => v.name).filter(n => used.has(n));
         const comps = components(vocab, conjuncts);
         this.components = new Map([...comps].filter(([v]) => used.has(v)).map(([v, set]) => [v, new Set([...set].filter(x => used.has(x)))]));
@@ -207,7 +207,7 @@ export class Simulator {
 
     /** Facts true of every heap (null is not allocated). */
     private wellFormed(): SCmd[] {
-        return [{ k: 'assume', cond: T.not(T.select(this.state(ALLOC), T.NULL)) }];
+        return [{ k: 'assume', cond: nullUnallocated(this.spec.vocab, n => this.state(n)) }];
     }
 
     /** Before the initializers run: default values, nothing allocated, no monitor held. */
@@ -216,9 +216,10 @@ export class Simulator {
         for (const v of this.spec.vocab.allVars()) {
             if (v.kind === 'global' && this.stateNames.includes(v.name)) out.push({ k: 'assign', var: v.name, value: defaultOf(v.sort) });
         }
-        out.push({ k: 'assign', var: ALLOC, value: T.constArray('Ref', T.FALSE) });
-        out.push({ k: 'assign', var: OWNER, value: T.constArray('Ref', T.int(0)) });
-        out.push({ k: 'assign', var: HOLDER, value: T.constArray('Ref', T.int(0)) });
+        const vocab = this.spec.vocab;
+        if (vocab.has(ALLOC)) out.push({ k: 'assign', var: ALLOC, value: T.constArray('Ref', T.FALSE) });
+        if (vocab.has(OWNER)) out.push({ k: 'assign', var: OWNER, value: T.constArray('Ref', T.int(0)) });
+        if (vocab.has(HOLDER)) out.push({ k: 'assign', var: HOLDER, value: T.constArray('Ref', T.int(0)) });
         return out;
     }
 
@@ -317,7 +318,7 @@ export class Simulator {
         }));
         // Every state satisfies I and is a well-formed heap: true at the head without proof.
         const st = (n: string) => this.state(n);
-        for (const cond of [...this.inv(), T.not(T.select(this.state(ALLOC), T.NULL)), ...heapFacts(this.spec.vocab, st, new Set(this.stateNames))]) {
+        for (const cond of [...this.inv(), nullUnallocated(this.spec.vocab, st), ...heapFacts(this.spec.vocab, st, new Set(this.stateNames))]) {
             invariants.push({ cond, check: -1, candidate: false, assumeOnly: true, text: '' });
         }
         const candidates = loopCandidates({

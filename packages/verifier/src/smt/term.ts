@@ -104,6 +104,7 @@ export function ne(a: Term, b: Term): Term {
 
 export function ite(c: Term, a: Term, b: Term): Term {
     if (c.t === 'bool') return c.value ? a : b;
+    if (sameTerm(a, b)) return a;
     return app('ite', sortOf(a), c, a, b);
 }
 
@@ -141,6 +142,9 @@ export function constArray(indexSort: Sort, value: Term): Term {
 }
 
 export function lambda(name: string, sort: Sort, body: Term): Term {
+    // η-reduction: λo. X[o] is X (saves Z3 an extensionality argument).
+    if (body.t === 'app' && body.fn === 'select' && body.args[1].t === 'var' && body.args[1].name === name
+        && !freeVars(body.args[0]).has(name)) return body.args[0];
     return { t: 'lambda', v: { name, sort }, body };
 }
 
@@ -231,7 +235,7 @@ export function substitute(t: Term, map: Map<string, Term>): Term {
             const inner = new Map(map);
             inner.delete(t.v.name);
             const body = substitute(t.body, inner);
-            return body === t.body ? t : { ...t, body };
+            return body === t.body ? t : lambda(t.v.name, t.v.sort, body);
         }
     }
 }

@@ -1,6 +1,6 @@
 import type { SolverSession } from '../solver/index.js';
 import type { Vocabulary } from '../heap/vocabulary.js';
-import { ALLOC, elemsVar, heapFacts, OWNER, sortOfType } from '../heap/vocabulary.js';
+import { ALLOC, elemsVar, heapFacts, nullUnallocated, OWNER, sortOfType } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { sortToSmt, symbol, toSmt } from '../smt/term.js';
@@ -36,7 +36,7 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[
     const st = (s: string): StateFn => name => T.v(`${s}~${name}`, vocab.sortOfVar(name));
     const lines: string[] = [PRELUDE, '(declare-const tid Int)'];
     for (const s of states) for (const v of vocab.allVars()) lines.push(`(declare-const ${symbol(`${s}~${v.name}`)} ${sortToSmt(v.sort)})`);
-    const wellFormed = (s: StateFn) => T.and(T.not(T.select(s(ALLOC), T.NULL)), ...heapFacts(vocab, s), ...inv.map(c => c.build(s, s, tid)));
+    const wellFormed = (s: StateFn) => T.and(nullUnallocated(vocab, s), ...heapFacts(vocab, s), ...inv.map(c => c.build(s, s, tid)));
     lines.push(`(assert ${toSmt(tidConstraint)})`);
     for (const s of states) lines.push(`(assert ${toSmt(wellFormed(st(s)))})`);
     // s4 -> s5: one step of E (to check that derived candidates are implied by E)

@@ -263,7 +263,7 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
     const o = T.v('o!b', 'Ref');
     const ov = [{ name: 'o!b', sort: 'Ref' as const }];
     const maps = vocab.allVars().filter(v => v.kind === 'field' || v.kind === 'elems').map(v => v.name);
-    return [
+    const all: Conjunct[] = [
         {
             kind: 'builtin', origin: 'monitors', text: "o.holder == tid <==> o.holder' == tid (no other thread takes or releases a monitor this thread holds)",
             vars: new Set([HOLDER]), exact: true, construct: 'holder',
@@ -289,6 +289,8 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
             build: (pre, post, tid) => T.and(...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]]))),
         },
     ];
+    // Only the bookkeeping the program has (vocabulary: heapFeatures).
+    return all.filter(c => [...c.vars].every(v => vocab.has(v)));
 }
 
 /** Which threads (by single-instance id) write each field after initialization; a replicated writer means "any". */

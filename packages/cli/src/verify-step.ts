@@ -1,0 +1,81 @@
+// The verifier's part of `calvin check`: every program (a group of linked files)
+// whose files the front end accepted is verified; findings become CLI diagnostics.
+import type { LangiumDocument } from 'langium';
+import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
+import { createBackend, verifyProgram, type BackendKind, type Range, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import type { CliDiagnostic } from './diagnostic.js';
+
+export interface VerifyStepOptions {
+    solver: BackendKind;
+    /** Hard limit per solver query (ms). */
+    timeLimitMs: number;
+    dumpSmtDir?: string;
+    /** Solver instances working in parallel. */
+    jobs: number;
+}
+
+/** What --verbose shows of one check. */
+export interface UnitSummary {
+    file: string;
+    name: string;
+    kind: UnitResult['kind'];
+    status: UnitResult['status'];
+    timeMs: number;
+    queries: number;
+    envStar: string;
+}
+
+export interface VerifyStepResult {
+    diagnostics: CliDiagnostic[];
+    units: UnitSummary[];
+    /** Files whose program was not verified because the front end reported errors in it. */
+    skipped: string[];
+}
+
+export async function verifyDocuments(
+    documents: LangiumDocument[], all: LangiumDocument[], Calvin: CalvinServices,
+    fileOf: (uri: string) => string, options: VerifyStepOptions,
+): Promise<VerifyStepResult> {
+    const out: VerifyStepResult = { diagnostics: [], units: [], skipped: [] };
+    const groups: LangiumDocument[][] = [];
+    const grouped = new Set<string>();
+    for (const doc of documents) {
+        if (grouped.has(doc.uri.toString())) continue;
+        const group = programOf(doc, all);
+        group.forEach(d => grouped.add(d.uri.toString()));
+        groups.push(group);
+    }
+    const todo = groups.filter(g => {
+        const ok = g.every(d => !(d.diagnostics ?? []).some(x => (x.severity ?? 1) === 1));
+        if (!ok) out.skipped.push(...g.map(d => fileOf(d.uri.toString())));
+        return ok;
+    });
+    if (todo.length === 0) return out;
+    const solver = createBackend(options.solver, { workers: options.jobs });
+    try {
+        for (const group of todo) {
+            const model = toProgramModel(group, Calvin.types.TypeSystem);
+            const result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs });
+            for (const d of result.diagnostics) out.diagnostics.push(toCli(d, fileOf));
+            for (const u of result.units) {
+                out.units.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
+            }
+        }
+    } finally {
+        await solver.dispose();
+    }
+    return out;
+}
+
+function toCli(d: VDiagnostic, fileOf: (uri: string) => string): CliDiagnostic {
+    const at = (r: Range) => ({ file: fileOf(r.file), line: r.startLine + 1, column: r.startChar + 1 });
+    return {
+        ...at(d.range),
+        endLine: d.range.endLine + 1,
+        endColumn: d.range.endChar + 1,
+        severity: d.severity,
+        code: d.code,
+        message: d.message,
+        related: d.related.length > 0 ? d.related.map(r => ({ ...at(r.range), message: r.message })) : undefined,
+    };
+}
