@@ -41,6 +41,8 @@ export interface UnitResult {
     invariant: Array<{ text: string; origin: string }>;
     inferredLoopInvariants: string[];
     envStar: string;
+    /** A failed unit whose remaining checks the solver could not decide (why). */
+    undecided?: string;
 }
 
 export interface VerifyOptions {
@@ -169,7 +171,12 @@ async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spe
         base.queries = result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures);
-        if (result.status === 'unknown') {
+        if (result.status === 'unknown' && result.failures.length > 0) {
+            // The procedure already fails; the checks after its failures are undecided. It is shown
+            // as failed (never verified) and re-checked once the reported failures are fixed.
+            base.status = 'failed';
+            base.undecided = result.reason ?? 'unknown';
+        } else if (result.status === 'unknown') {
             base.status = 'unknown';
             base.diagnostics.push(unknownDiagnostic(u, `the solver could not decide it (${result.reason ?? 'unknown'})`));
         } else {
@@ -232,15 +239,16 @@ function initProgram(program: ProgramModel, vocab: Vocabulary, spec: SpecContext
 /** Failures → diagnostics, with the counterexample values and the call chain. */
 function findings(failures: Failure[]): VDiagnostic[] {
     const out: VDiagnostic[] = [];
-    // A racy access is reported once, as race: an env failure of the same step is not repeated.
+    // A racy access is reported once, as race (checking.md): an env or invariant failure of
+    // the same step is a consequence of the race and is not repeated.
     const racyOps = new Set(failures.filter(f => f.check.info.code === 'race' && f.check.op !== undefined).map(f => f.check.op));
     for (const f of failures) {
         const info = f.check.info;
-        if (info.code === 'env' && racyOps.has(f.check.op)) continue;
+        if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.check.op)) continue;
         const values = f.values.length > 0 ? ` [${f.values.map(([n, v]) => `${n} = ${v}`).join(', ')}]` : '';
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
-        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values + (f.unconfirmed ? ' (possible: the solver could not confirm this counterexample, which involves quantifiers)' : ''), related });
     }
     return out;
 }

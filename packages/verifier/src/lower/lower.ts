@@ -452,10 +452,12 @@ export class Lowerer {
      */
     private publishIfRef(type: Type, shared: Term): OpCmd[] {
         if (type.kind !== 'class' && type.kind !== 'array' && type.kind !== 'null') return [];
+        // During initialization every object is allocated by thread 0, i.e. published already.
+        if (this.target.kind === 'init') return [];
         const owner = this.stateTerm(OWNER);
         const r = T.v('r!pub', 'Ref');
-        const published = T.lambda('r!pub', 'Ref', T.ite(T.eq(T.select(owner, r), this.target.tid), T.int(0), T.select(owner, r)));
-        return [{ k: 'set', var: OWNER, value: T.ite(shared, published, owner) }];
+        const published = T.lambda('r!pub', 'Ref', T.ite(T.and(shared, T.eq(T.select(owner, r), this.target.tid)), T.int(0), T.select(owner, r)));
+        return [{ k: 'set', var: OWNER, value: published }];
     }
 
     // ------------------------------------------------------------ atomic blocks

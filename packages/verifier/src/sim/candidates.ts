@@ -102,9 +102,14 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     // Lengths of the arrays in scope
     for (const r of [...refAtoms.values()]) addAtom(T.call(LEN, 'Int', r));
 
+    // A candidate over variables the loop never changes is kept by the loop head anyway
+    // (only modified variables are havocked there): skip it.
+    const modified = assignedIn(input.body);
+    const changes = (cond: Term) => [...T.freeVars(cond)].some(v => isState(v) || modified.has(v) || v === input.pc?.name || v.startsWith(input.entryPrefix));
     const out = new Map<string, Candidate>();
     const add = (cond: Term, text?: string) => {
         if (cond.t === 'bool') return;
+        if (!changes(cond)) return;
         const key = T.toSmt(cond);
         if (!out.has(key)) out.set(key, { cond, text: text ?? key });
     };
@@ -151,4 +156,23 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         }
     }
     return [...out.values()].slice(0, MAX_CANDIDATES);
+}
+
+/** Every variable a command list may assign (an over-approximation: any `var`/`vars` it names). */
+function assignedIn(cmds: Cmd[]): Set<string> {
+    const out = new Set<string>();
+    const seen = new Set<object>();
+    const walk = (x: unknown): void => {
+        if (x === null || typeof x !== 'object' || seen.has(x)) return;
+        seen.add(x);
+        if (Array.isArray(x)) { x.forEach(walk); return; }
+        const o = x as Record<string, unknown>;
+        if (typeof o.k === 'string') {
+            if (typeof o.var === 'string') out.add(o.var);
+            if (Array.isArray(o.vars)) for (const v of o.vars) if (typeof v === 'string') out.add(v);
+        }
+        for (const [key, value] of Object.entries(o)) if (key !== 'range' && key !== 'cond' && key !== 'value') walk(value);
+    };
+    walk(cmds);
+    return out;
 }

@@ -189,7 +189,8 @@ function write(t: Term, out: string[]): void {
             out.push('(', t.q, ' (');
             out.push(t.vars.map(x => `(${symbol(x.name)} ${sortToSmt(x.sort)})`).join(' '));
             out.push(') ');
-            if (t.patterns && t.patterns.length > 0) {
+            // A pattern over a substituted λ or connective is not a valid trigger: let Z3 choose.
+            if (t.patterns && t.patterns.length > 0 && t.patterns.every(p => p.every(validTrigger))) {
                 out.push('(! ');
                 write(t.body, out);
                 for (const p of t.patterns) {
@@ -204,6 +205,15 @@ function write(t: Term, out: string[]): void {
             out.push(')');
             return;
         }
+    }
+}
+
+/** Triggers may only contain uninterpreted applications, `select` and variables. */
+function validTrigger(t: Term): boolean {
+    switch (t.t) {
+        case 'var': case 'int': case 'bool': return true;
+        case 'lambda': case 'quant': return false;
+        case 'app': return !['and', 'or', 'not', '=>', '=', 'ite', '+', '-', '*', '<', '<=', '>', '>=', 'store'].includes(t.fn) && t.args.every(validTrigger);
     }
 }
 
@@ -288,4 +298,16 @@ export function freeVars(t: Term, out = new Set<string>(), bound = new Set<strin
         }
     }
     return out;
+}
+
+/** Whether a term contains an equality between arrays (whose refutation needs extensionality). */
+export function comparesArrays(t: Term): boolean {
+    switch (t.t) {
+        case 'var': case 'int': case 'bool': return false;
+        case 'lambda': return comparesArrays(t.body);
+        case 'quant': return comparesArrays(t.body);
+        case 'app':
+            if (t.fn === '=' && typeof sortOf(t.args[0]) !== 'string') return true;
+            return t.args.some(comparesArrays);
+    }
 }

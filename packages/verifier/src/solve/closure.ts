@@ -60,7 +60,7 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[
         changed = false;
         for (const k of [...live]) {
             const lits = candidates.map((_, i) => (live.has(i) ? `e!${i}` : `(not e!${i})`));
-            const answer = (await send(freshQuery(script, 3000, `${lits.join(' ')} f!${k}`))).trim().split('\n').pop()!.trim();
+            const answer = (await send(freshQuery(script, 3000, `${lits.join(" ")} f!${k}`, true))).trim().split('\n').pop()!.trim();
             if (answer.startsWith('unsat')) continue;
             if (!answer.startsWith('sat')) unknown = answer;
             if (process.env.CALVIN_DEBUG) {

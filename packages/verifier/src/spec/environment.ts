@@ -87,7 +87,15 @@ function clauseConjunct(vocab: Vocabulary, kind: 'env' | 'invariant', clause: Cl
             if (!quantified) return translate(clause.expr, ctxFor(vocab, pre, post, tid));
             const o = T.v(`o!${className}`, 'Ref');
             const body = translate(clause.expr, ctxFor(vocab, pre, post, tid, o));
-            return T.forall([{ name: `o!${className}`, sort: 'Ref' }], T.implies(publishedOfClass({ state: (n) => pre(n) }, vocab, className!, o), body));
+            // Triggers: the object's fields in the states involved. Without them Z3 picks
+            // `dtype o` or `alloc[o]`, which match every reference in every state (a matching loop).
+            const patterns: Term[][] = [];
+            for (const v of this.vars) {
+                const kind = vocab.vars.get(v)?.kind;
+                if (kind !== 'field' && kind !== 'holder') continue;
+                for (const s of [post(v), pre(v)]) if (!patterns.some(p => T.sameTerm(p[0], T.select(s, o)))) patterns.push([T.select(s, o)]);
+            }
+            return T.forall([{ name: `o!${className}`, sort: 'Ref' }], T.implies(publishedOfClass({ state: (n) => pre(n) }, vocab, className!, o), body), patterns.length > 0 ? patterns : undefined);
         },
     };
 }

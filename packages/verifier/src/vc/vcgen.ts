@@ -43,16 +43,24 @@ export interface VC {
     enable: Map<number, string>;
     checks: Check[];
     /** Error variable → the check it reports and the passive state there (for counterexamples). */
-    errors: Map<string, { check: number; sigma: Map<string, Term> }>;
+    /** `comparesMaps`: the asserted condition equates whole maps (needs extensionality to refute). */
+    errors: Map<string, { check: number; sigma: Map<string, Term>; comparesMaps: boolean }>;
+    /**
+     * Some assumption compares whole maps other than as a definition (`stutters = (a == b)`):
+     * a model found without extensionality may then be spurious (solve/run.ts).
+     */
+    needsExtensionality: boolean;
 }
 
 interface End { block: Block; sigma: Map<string, Term> }
 
+// No axiom `forall r. len r >= 0` (nor a define-fun for it): with either, Z3 4.15 answers
+// `unknown (incomplete quantifiers)` where it finds a counterexample without them. Instead
+// `len t >= 0` is asserted for every ground length term of the VC (lengthFacts).
 export const PRELUDE = `(declare-sort Ref 0)
 (declare-const null Ref)
 (declare-fun len (Ref) Int)
 (declare-fun dtype (Ref) Int)
-(assert (forall ((r Ref)) (! (>= (len r) 0) :pattern ((len r)))))
 (define-fun jdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))
 (define-fun jmod ((a Int) (b Int)) Int (- a (* b (jdiv a b))))
 `;
@@ -69,7 +77,7 @@ class Generator {
     private incarnation = new Map<string, number>();
     private decls = new Map<string, Sort>();
     private labels = new Map<string, End[]>();
-    private errors = new Map<string, { check: number; sigma: Map<string, Term> }>();
+    private errors = new Map<string, { check: number; sigma: Map<string, Term>; comparesMaps: boolean }>();
 
     constructor(private readonly p: SeqProgram) { }
 
@@ -114,6 +122,7 @@ class Generator {
             }
             out.set(b.name, point);
         }
+        for (const t of lengthTerms(this.blocks.flatMap(b => b.stmts.map(s => s.cond)))) lines.push(`(assert (>= ${t} 0))`);
         lines.push(`(assert R!${entry.name})`);
         for (const b of this.blocks) {
             if (b === entry) continue;
@@ -121,7 +130,8 @@ class Generator {
             lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
         }
         lines.push(`(assert (or ${errors.join(' ')} false))`);
-        return { script: lines.join('\n') + '\n', blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors };
+        const needsExtensionality = this.blocks.some(b => b.stmts.some(s => s.kind === 'assume' && comparesMapsBeyondDefinitions(s.cond)));
+        return { script: lines.join('\n') + '\n', blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors, needsExtensionality };
     }
 
     private newBlock(): Block {
@@ -163,7 +173,7 @@ class Generator {
     private assert(t: Term, check: number): void {
         const c = this.now(t);
         const err = `err!${this.errors.size}`;
-        this.errors.set(err, { check, sigma: new Map(this.sigma) });
+        this.errors.set(err, { check, sigma: new Map(this.sigma), comparesMaps: T.comparesArrays(c) });
         this.block().stmts.push({ kind: 'assert', cond: c, check, err });
     }
 
@@ -298,4 +308,32 @@ export function assigned(cmds: SCmd[], out = new Set<string>()): Set<string> {
         }
     }
     return out;
+}
+
+/** The ground `len` terms of some formulas (under no binder), as SMT text. */
+export function lengthTerms(terms: Term[]): Set<string> {
+    const out = new Set<string>();
+    const seen = new Set<Term>();
+    const walk = (t: Term, bound: boolean): void => {
+        if (!bound && seen.has(t)) return;
+        if (!bound) seen.add(t);
+        switch (t.t) {
+            case 'app':
+                if (t.fn === 'len' && !bound) out.add(toSmt(t));
+                for (const a of t.args) walk(a, bound);
+                return;
+            case 'lambda': walk(t.body, true); return;
+            case 'quant': walk(t.body, true); return;
+            default: return;
+        }
+    };
+    for (const t of terms) walk(t, false);
+    return out;
+}
+
+/** An array equality anywhere but as a top-level conjunct (a definition `a = b` or `a = λ...`). */
+function comparesMapsBeyondDefinitions(t: Term): boolean {
+    if (t.t === 'app' && t.fn === 'and') return t.args.some(comparesMapsBeyondDefinitions);
+    if (t.t === 'app' && t.fn === '=' && typeof T.sortOf(t.args[0]) !== 'string') return t.args.some(T.comparesArrays);
+    return T.comparesArrays(t);
 }

@@ -1,0 +1,84 @@
+// The verifier's acceptance test (issue 3): every .calvin program under
+// examples/, ../shared/examples/ and test/corpus/ is checked through the real
+// CLI and the real Z3, and its error/warning diagnostics, as (line, code)
+// pairs, must match the program's @expect/@allow markers exactly
+// (checking.md, "Expected-diagnostic markers"): nothing missing, nothing extra.
+//
+// Programs listed in known-gaps.json are reported as `todo` with the reason:
+// the checker is not exact on them yet (see the README's "Verifier" section).
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CLI, EXAMPLES, ROOT, SHARED_EXAMPLES } from '../util/paths.js';
+import { compareWithMarkers, markersOf, type Reported } from './markers.js';
+
+const CORPUS = path.join(ROOT, 'test/corpus');
+const GAPS: Record<string, string> = JSON.parse(fs.readFileSync(path.join(CORPUS, 'known-gaps.json'), 'utf8'));
+const JOBS = process.env.CALVIN_TEST_JOBS ?? '2';
+
+function programsIn(dir: string): string[] {
+    return fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort().map(f => path.join(dir, f));
+}
+
+/** One CLI run over a directory (each file is its own program); diagnostics by file. */
+function checkDirectory(dir: string): Map<string, Reported[]> {
+    const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--jobs', JOBS, dir], {
+        encoding: 'utf8', timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024,
+    });
+    if (r.error) throw r.error;
+    assert.ok(r.status === 0 || r.status === 1, `calvin check ${dir} exited ${r.status}:\n${r.stderr}`);
+    const report = JSON.parse(r.stdout) as { diagnostics: Array<Reported & { file: string }> };
+    const out = new Map<string, Reported[]>();
+    for (const d of report.diagnostics) {
+        const key = path.resolve(d.file);
+        out.set(key, [...(out.get(key) ?? []), d]);
+    }
+    return out;
+}
+
+function suite(title: string, dir: string, reuse?: { dir: string; results: () => Map<string, Reported[]> }) {
+    describe(title, () => {
+        let results = new Map<string, Reported[]>();
+        const files = programsIn(dir);
+        before(() => {
+            // A shared example identical to the project's copy was checked with examples/.
+            const own = reuse && files.every(f => sameFile(f, path.join(reuse.dir, path.basename(f))));
+            results = own ? remap(reuse!.results(), reuse!.dir, dir) : checkDirectory(dir);
+        });
+        for (const file of files) {
+            const name = path.basename(file);
+            const gap = GAPS[name];
+            it(name, gap ? { todo: gap } : {}, () => {
+                const verdict = compareWithMarkers(markersOf(fs.readFileSync(file, 'utf8')), results.get(path.resolve(file)) ?? []);
+                assert.ok(verdict.exact, `${name}: ${verdict.summary}`);
+            });
+        }
+    });
+}
+
+function sameFile(a: string, b: string): boolean {
+    return fs.existsSync(b) && fs.readFileSync(a, 'utf8') === fs.readFileSync(b, 'utf8');
+}
+
+function remap(results: Map<string, Reported[]>, from: string, to: string): Map<string, Reported[]> {
+    return new Map([...results].map(([f, ds]) => [path.join(path.resolve(to), path.relative(path.resolve(from), f)), ds]));
+}
+
+let exampleResults = new Map<string, Reported[]>();
+describe('verifier corpus', () => {
+    describe('examples/', () => {
+        before(() => { exampleResults = checkDirectory(EXAMPLES); });
+        for (const file of programsIn(EXAMPLES)) {
+            const name = path.basename(file);
+            const gap = GAPS[name];
+            it(name, gap ? { todo: gap } : {}, () => {
+                const verdict = compareWithMarkers(markersOf(fs.readFileSync(file, 'utf8')), exampleResults.get(path.resolve(file)) ?? []);
+                assert.ok(verdict.exact, `${name}: ${verdict.summary}`);
+            });
+        }
+    });
+    suite('../shared/examples/ (the specification)', SHARED_EXAMPLES, { dir: EXAMPLES, results: () => exampleResults });
+    suite('test/corpus/', CORPUS);
+});
