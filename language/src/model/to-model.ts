@@ -3,7 +3,7 @@ import { AstUtils } from 'langium';
 import type * as M from '@calvin/verifier/model';
 import * as ast from '../generated/ast.js';
 import {
-    attachedClauses, classFields, classMethods, globalFields, isStatic, methodSpec, precedingAnnotations, threadIds,
+    attachedClauses, classFields, writableIfClauses, classMethods, globalFields, isStatic, methodSpec, precedingAnnotations, threadIds,
 } from '../ast-utils.js';
 import { isBuiltinMember, typeOfDeclaration, typeOfTypeRef, type CalvinType, type CalvinTypeSystem } from '../types/calvin-types.js';
 
@@ -90,7 +90,7 @@ class ModelBuilder {
 
     field(f: ast.FieldDecl | ast.GhostField): M.FieldModel {
         const cls = AstUtils.getContainerOfType(f, ast.isClassDecl);
-        const writable = ast.isFieldDecl(f) ? attachedClauses(f).filter(ast.isWritableIfClause) : ghostWritableIf(f);
+        const writable = writableIfClauses(f);
         return {
             id: fieldId(f), name: f.name, owner: cls?.name, isStatic: isStatic(f),
             isVolatile: f.modifiers.includes('volatile'), isFinal: f.modifiers.includes('final'), isGhost: ast.isGhostField(f),
@@ -315,12 +315,3 @@ function lastLeafRange(node: AstNode): M.Range {
     return { file: doc, startLine: r.start.line, startChar: r.start.character, endLine: r.end.line, endChar: r.end.character };
 }
 
-/** `//@ writable_if P; ghost int g;` */
-function ghostWritableIf(g: ast.GhostField): ast.WritableIfClause[] {
-    const clause = g.$container;
-    const annotation = clause.$container as ast.Annotation;
-    const i = annotation.clauses.indexOf(clause);
-    const result: ast.WritableIfClause[] = [];
-    for (let j = i - 1; j >= 0 && ast.isWritableIfClause(annotation.clauses[j]); j--) result.unshift(annotation.clauses[j] as ast.WritableIfClause);
-    return result;
-}

@@ -161,13 +161,7 @@ async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spe
             seq = u.thread ? threadProgram(u.thread, vocab, simSpec) : methodProgram(u.method!, vocab, simSpec);
         }
         const vc = vcgen(seq);
-        const session = await options.solver.openSession({ timeLimitMs });
-        let result;
-        try {
-            result = await runVC(vc, session, log, timeLimitMs);
-        } finally {
-            session.close();
-        }
+        const result = await runVC(vc, () => options.solver.openSession({ timeLimitMs }), log, timeLimitMs);
         base.queries = result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures);

@@ -5,7 +5,7 @@ import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { PRE, preName } from '../il/il.js';
 import type { Check, CheckKind, LoopInv, SCmd, SeqProgram } from '../vc/seq.js';
-import { guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
+import { clausesText, guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
 import { actionRelation, frameConstraint } from '../spec/abstraction.js';
 import { translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
@@ -346,9 +346,14 @@ export class Simulator {
         for (const a of op.accesses) touched.add(locVar(a));
         for (const v of opStateVars(op, this.vars, this.spec.vocab)) touched.add(v);
         out.push(...this.envStep(touched));
+        // A blocking `assume` at the start of an atomic block holds whenever the step runs:
+        // the race and writable_if checks of its accesses may rely on it.
+        let blocking = 0;
+        while (blocking < op.body.length && op.body[blocking].k === 'assume') blocking++;
+        out.push(...this.opBody(op.body.slice(0, blocking), op));
         out.push(...this.raceChecks(op));
         for (const n of this.stateNames) out.push({ k: 'assign', var: preName(n), value: this.state(n) });
-        out.push(...this.opBody(op.body, op));
+        out.push(...this.opBody(op.body.slice(blocking), op));
         out.push(...this.guarantee(op));
         if (this.abs) out.push(...this.simulate(op));
         return out;
@@ -402,7 +407,7 @@ export class Simulator {
         const guard = a.field ? this.spec.guards.get(a.field.id) : undefined;
         const why = !a.field ? 'no environment assumption keeps it stable here'
             : guard?.inferred ? (guard.inferred.writers.length > 0 ? 'another thread may write it here' : 'it may change here')
-                : guard ? `its writable_if '${guard.clauses.map(c => c.text).join(' && ')}' lets another thread write it here`
+                : guard ? `its writable_if '${clausesText(guard.clauses)}' lets another thread write it here`
                     : `another thread may write it here (it has no writable_if and no environment clause protects it)`;
         const info: CheckInfo = {
             code: 'race', range: a.range, chain: op.chain,
@@ -424,7 +429,7 @@ export class Simulator {
         if ((loc.kind === 'global' || loc.kind === 'field') && a.field) {
             const g = this.spec.guards.get(a.field.id);
             if (!g) return [];
-            text = g.inferred ? g.inferred.text : g.clauses.map(c => c.text).join(' && ');
+            text = g.inferred ? g.inferred.text : clausesText(g.clauses);
             if (!g.inferred) related = { range: g.clauses[0].range, message: `writable_if of ${a.field.id}` };
             const obj = loc.kind === 'field' ? loc.obj : undefined;
             const p = guardTerm(this.spec.vocab, g, cur, tid, obj);
@@ -444,7 +449,7 @@ export class Simulator {
                         T.and(T.select(cur(ALLOC), o), T.eq(T.select(cur(OWNER), o), T.int(0)), T.eq(T.select(cur(fv), o), loc.arr)),
                         guardTerm(this.spec.vocab, g, cur, tid, o))));
                 }
-                text = text ? `${text}; ${g.clauses.map(c => c.text).join(' && ')}` : g.clauses.map(c => c.text).join(' && ');
+                text = text ? `${text}; ${clausesText(g.clauses)}` : clausesText(g.clauses);
             }
             if (parts.length === 0) return [];
             cond = T.or(T.eq(T.select(cur(OWNER), loc.arr), tid), T.and(...parts));
@@ -502,7 +507,8 @@ export class Simulator {
             next = T.int(op.witness + 1);
         } else {
             allowed = T.and(T.cmp('<=', pc, T.int(n)), ...abs.relSteps.map((r, i) => T.implies(T.eq(pc, T.int(i + 1)), r)));
-            next = T.arith('+', pc, T.int(1));
+            // A step after the last one (reported above) leaves pc at n+1: one failure, one report.
+            next = T.ite(T.cmp('<=', pc, T.int(n)), T.arith('+', pc, T.int(1)), pc);
         }
         const stutter = this.fresh++;
         const sv = `stutters${stutter}`;

@@ -122,6 +122,8 @@ export function cmp(op: '<' | '<=' | '>' | '>=', a: Term, b: Term): Term {
 }
 
 export function select(arr: Term, index: Term): Term {
+    // β-reduction: (λo. e)[t] is e[o := t].
+    if (arr.t === 'lambda') return substitute(arr.body, new Map([[arr.v.name, index]]));
     const s = sortOf(arr);
     if (typeof s === 'string') throw new Error(`select on non-array term of sort ${s}`);
     return app('select', s.array[1], arr, index);

@@ -4,7 +4,7 @@ import { ALLOC, elemsVar, heapFacts, nullUnallocated, OWNER, sortOfType } from '
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { sortToSmt, symbol, toSmt } from '../smt/term.js';
-import { guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
+import { clausesText, guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
 import { publishedOfClass } from '../spec/translate.js';
 import { PRELUDE } from '../vc/vcgen.js';
 import { atomsOf } from './atoms.js';
@@ -106,7 +106,7 @@ function derivedCandidates(vocab: Vocabulary, w: Conjunct, g: Guard | undefined)
             [[T.select(post(name), o)]]);
         },
     });
-    const whole = make(g.clauses.map(c => c.text).join(' && '), (pre, tid, obj) => guardTerm(vocab, g, pre, tid, obj));
+    const whole = make(clausesText(g.clauses), (pre, tid, obj) => guardTerm(vocab, g, pre, tid, obj));
     const out = [whole];
     for (const clause of g.clauses) {
         for (const atom of atomsOf(clause.expr)) {

@@ -55,10 +55,19 @@ export function freshQuery(script: string, softTimeoutMs: number, assumptions: s
     return `(reset)\n(set-option :produce-models true)\n${extensional ? EXTENSIONAL : NON_EXTENSIONAL}(set-option :timeout ${Math.max(1, Math.round(softTimeoutMs))})\n${script}(assert (and ${assumptions} true))\n(check-sat)\n`;
 }
 
-export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, softTimeoutMs = 10_000): Promise<RunResult> {
+export async function runVC(vc: VC, open: () => Promise<SolverSession>, log?: QueryLog, softTimeoutMs = 10_000): Promise<RunResult> {
+    let session = await open();
+    try {
+        return await runWith(vc, () => session, async () => { session.close(); session = await open(); }, log, softTimeoutMs);
+    } finally {
+        session.close();
+    }
+}
+
+async function runWith(vc: VC, current: () => SolverSession, reopen: () => Promise<void>, log: QueryLog | undefined, softTimeoutMs: number): Promise<RunResult> {
     const send = async (text: string) => {
         log?.(text);
-        const out = await session.eval(text);
+        const out = await current().eval(text);
         const err = /\(error "([^"]*)"\)/.exec(out);
         if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;
@@ -76,13 +85,37 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, soft
         return on ? en : `(not ${en})`;
     }).join(' ');
 
+    // The full VC first, with part of the time; when Z3 cannot decide it, the ground VC
+    // (vc/ground.ts) from then on: its unsat still proves, and Z3 finds its models fast.
+    let ground = false;
+    const fullTimeoutMs = Math.min(softTimeoutMs, Math.max(2000, Math.round(softTimeoutMs / 3)));
     for (const phase of ['houdini', 'checks'] as const) {
         for (let extensional = false; ;) {
             queries++;
-            const answer = (await send(freshQuery(vc.script, softTimeoutMs, literals(phase), extensional))).trim().split("\n").pop()!.trim();
-            if (process.env.CALVIN_DEBUG) console.error(`[${phase}] ${extensional ? "extensional " : ""}answer ${answer}`);
+            const text = freshQuery(ground ? vc.groundScript : vc.script, ground ? Math.round(softTimeoutMs * 0.9) : fullTimeoutMs, literals(phase), extensional);
+            let answer: string;
+            try {
+                answer = (await send(text)).trim().split('\n').pop()!.trim();
+            } catch (e) {
+                // The full VC hit the hard limit (Z3's own time-out is not always honoured):
+                // a new solver, and the ground VC.
+                if (ground || !(e instanceof SolverFailure) || e.kind !== 'timeout') throw e;
+                await reopen();
+                answer = 'unknown';
+            }
+            if (process.env.CALVIN_DEBUG) console.error(`[${phase}] ${ground ? 'ground ' : ''}${extensional ? 'extensional ' : ''}answer ${answer}`);
             if (answer.startsWith('unsat')) break;
+            if (!answer.startsWith('sat') && !ground) {
+                ground = true;
+                extensional = false;
+                continue;
+            }
             let unconfirmed = false;
+            if (!answer.startsWith('sat') && !extensional && /incomplete/.test(await reason(send, answer))) {
+                // Z3's completeness depends on the array theory's options: ask again with extensionality.
+                extensional = true;
+                continue;
+            }
             if (!answer.startsWith('sat')) {
                 // `unknown` with incomplete quantifiers still comes with a candidate model: like
                 // Boogie, report the checks it falsifies (never "verified"); time-outs stay unknown.

@@ -186,7 +186,7 @@ function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const elems = isArray ? elemsVar(sortOfType((f.type as { element: import('../model/program.js').Type }).element)) : undefined;
     if (elems) vars.add(elems);
     if (!f.isStatic) vars.add(ALLOC).add(OWNER);
-    const guardText = g.inferred ? g.inferred.text : g.clauses.map(c => c.text).join(' && ');
+    const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
     // Another thread may write f only where the guard holds for it: keep f where no other thread's guard holds.
     const otherMayWrite = (pre: StateFn, tid: Term, obj: Term | undefined) => existsOtherThread(tid, j => guardTerm(vocab, g, pre, j, obj));
     return {
@@ -392,3 +392,8 @@ export function holds(c: Conjunct, state: StateFn, tid: Term): Term {
 }
 
 export type { Range };
+
+/** Several writable_if clauses as one condition: `(A) && (B)` (one clause as written). */
+export function clausesText(clauses: Array<{ text: string }>): string {
+    return clauses.length === 1 ? clauses[0].text : clauses.map(c => `(${c.text})`).join(' && ');
+}

@@ -2,6 +2,7 @@ import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import { sortToSmt, symbol, toSmt } from '../smt/term.js';
 import type { Check, SCmd, SeqProgram } from './seq.js';
+import { grounding } from './ground.js';
 
 /**
  * Verification conditions (pipeline stage 6): the simulation-checking program
@@ -37,6 +38,8 @@ export interface Block {
 export interface VC {
     /** Declarations and definitions, to send once. */
     script: string;
+    /** The same VC with its heap quantifiers instantiated at ground references (vc/ground.ts). */
+    groundScript: string;
     blocks: Block[];
     entry: string;
     /** Enable literal per check id. */
@@ -76,6 +79,7 @@ class Generator {
     private sigma = new Map<string, Term>();
     private incarnation = new Map<string, number>();
     private decls = new Map<string, Sort>();
+    private skolems = 0;
     private labels = new Map<string, End[]>();
     private errors = new Map<string, { check: number; sigma: Map<string, Term>; comparesMaps: boolean }>();
 
@@ -90,48 +94,71 @@ class Generator {
         const enable = new Map<number, string>();
         for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
         const checkById = new Map(this.p.checks.map(c => [c.id, c]));
-        const lines: string[] = [PRELUDE];
-        for (const [name, sort] of this.decls) lines.push(`(declare-const ${symbol(name)} ${sortToSmt(sort)})`);
-        for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
-        const preds = new Map<string, string[]>();
-        for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
-        const out = new Map<string, string>();
-        let points = 0;
-        const errors: string[] = [];
-        for (const b of this.blocks) {
-            const reach = `R!${b.name}`;
-            lines.push(`(declare-const ${reach} Bool)`);
-            let point = reach;
-            const next = (cond: string) => {
-                const p = `P!${points++}`;
-                lines.push(`(declare-const ${p} Bool)`, `(assert (=> ${p} (and ${point} ${cond})))`);
-                point = p;
-            };
-            for (const st of b.stmts) {
-                const cond = toSmt(st.cond);
-                if (st.kind === 'assume') {
-                    next(cond);
-                    continue;
+        const conds = this.blocks.flatMap(b => b.stmts.map(s => s.cond));
+        const lengths = [...lengthTerms(conds)];
+        const original = new Map<PStmt, PStmt>();
+        const build = (text: (s: PStmt) => string, extraDecls: Map<string, Sort>): string => {
+            const lines: string[] = [PRELUDE];
+            for (const [name, sort] of [...this.decls, ...extraDecls]) lines.push(`(declare-const ${symbol(name)} ${sortToSmt(sort)})`);
+            for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
+            const preds = new Map<string, string[]>();
+            for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
+            const out = new Map<string, string>();
+            let points = 0;
+            const errors: string[] = [];
+            for (const b of this.blocks) {
+                const reach = `R!${b.name}`;
+                lines.push(`(declare-const ${reach} Bool)`);
+                let point = reach;
+                const next = (cond: string) => {
+                    const p = `P!${points++}`;
+                    lines.push(`(declare-const ${p} Bool)`, `(assert (=> ${p} (and ${point} ${cond})))`);
+                    point = p;
+                };
+                for (const st of b.stmts) {
+                    if (st.kind === 'assume') {
+                        next(text(st));
+                        continue;
+                    }
+                    const en = enable.get(st.check!)!;
+                    // The condition is asserted negatively (err) and, after it, assumed.
+                    lines.push(`(declare-const ${st.err} Bool)`, `(assert (=> ${st.err} (and ${point} ${en} (not ${text(st)}))))`);
+                    errors.push(st.err!);
+                    const check = checkById.get(st.check!)!;
+                    const assumed = () => { const a: PStmt = { ...st, kind: 'assume' }; original.set(a, st); return text(a); };
+                    if (check.kind === 'candidate') next(`(=> ${en} ${assumed()})`);
+                    else if (check.assumeAfter !== false) next(assumed());
                 }
-                const en = enable.get(st.check!)!;
-                lines.push(`(declare-const ${st.err} Bool)`, `(assert (=> ${st.err} (and ${point} ${en} (not ${cond}))))`);
-                errors.push(st.err!);
-                const check = checkById.get(st.check!)!;
-                if (check.kind === 'candidate') next(`(=> ${en} ${cond})`);
-                else if (check.assumeAfter !== false) next(cond);
+                out.set(b.name, point);
             }
-            out.set(b.name, point);
-        }
-        for (const t of lengthTerms(this.blocks.flatMap(b => b.stmts.map(s => s.cond)))) lines.push(`(assert (>= ${t} 0))`);
-        lines.push(`(assert R!${entry.name})`);
+            for (const t of lengths) lines.push(`(assert (>= ${t} 0))`);
+            lines.push(`(assert R!${entry.name})`);
+            for (const b of this.blocks) {
+                if (b === entry) continue;
+                const from = (preds.get(b.name) ?? []).map(p => out.get(p)!);
+                lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
+            }
+            lines.push(`(assert (or ${errors.join(' ')} false))`);
+            return lines.join('\n') + '\n';
+        };
+        const script = build(st => toSmt(st.cond), new Map());
+        // Rewrite every condition first: skolemization declares constants.
+        const g = grounding(conds);
+        const checked = new Map<PStmt, string>();
+        const assumed = new Map<PStmt, string>();
         for (const b of this.blocks) {
-            if (b === entry) continue;
-            const from = (preds.get(b.name) ?? []).map(p => out.get(p)!);
-            lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
+            for (const st of b.stmts) {
+                assumed.set(st, toSmt(g.rewrite(st.cond, true)));
+                if (st.kind === 'assert') checked.set(st, toSmt(g.rewrite(st.cond, false)));
+            }
         }
-        lines.push(`(assert (or ${errors.join(' ')} false))`);
+        const groundScript = build(st => (st.kind === 'assume' ? assumed.get(st) ?? assumed.get(original.get(st)!)! : checked.get(st)!), g.constants);
         const needsExtensionality = this.blocks.some(b => b.stmts.some(s => s.kind === 'assume' && comparesMapsBeyondDefinitions(s.cond)));
-        return { script: lines.join('\n') + '\n', blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors, needsExtensionality };
+        if (process.env.CALVIN_DEBUG && needsExtensionality) {
+            const s = this.blocks.flatMap(b => b.stmts).find(s => s.kind === 'assume' && comparesMapsBeyondDefinitions(s.cond))!;
+            console.error(`[vc] needs extensionality: ${toSmt(s.cond).slice(0, 300)}`);
+        }
+        return { script, groundScript, blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors, needsExtensionality };
     }
 
     private newBlock(): Block {
@@ -171,10 +198,30 @@ class Generator {
     }
 
     private assert(t: Term, check: number): void {
-        const c = this.now(t);
+        const c = this.skolemize(this.now(t));
         const err = `err!${this.errors.size}`;
         this.errors.set(err, { check, sigma: new Map(this.sigma), comparesMaps: T.comparesArrays(c) });
         this.block().stmts.push({ kind: 'assert', cond: c, check, err });
+    }
+
+    /**
+     * A check `forall x. P` is refuted by one x: the error condition `not P[x := sk]` with a fresh
+     * constant is equisatisfiable and quantifier-free (Z3 4.15 answered `unknown (incomplete
+     * quantifiers)` on negated universal guarantees instead of finding the counterexample).
+     */
+    private skolemize(t: Term): Term {
+        if (t.t === 'quant' && t.q === 'forall') {
+            const map = new Map<string, Term>();
+            for (const v of t.vars) {
+                const name = `sk!${this.skolems++}`;
+                this.decls.set(name, v.sort);
+                map.set(v.name, T.v(name, v.sort));
+            }
+            return this.skolemize(T.substitute(t.body, map));
+        }
+        if (t.t === 'app' && t.fn === '=>') return T.implies(t.args[0], this.skolemize(t.args[1]));
+        if (t.t === 'app' && t.fn === 'and') return T.and(...t.args.map(a => this.skolemize(a)));
+        return t;
     }
 
     private gen(cmds: SCmd[]): void {
@@ -331,9 +378,25 @@ export function lengthTerms(terms: Term[]): Set<string> {
     return out;
 }
 
-/** An array equality anywhere but as a top-level conjunct (a definition `a = b` or `a = λ...`). */
-function comparesMapsBeyondDefinitions(t: Term): boolean {
-    if (t.t === 'app' && t.fn === 'and') return t.args.some(comparesMapsBeyondDefinitions);
-    if (t.t === 'app' && t.fn === '=' && typeof T.sortOf(t.args[0]) !== 'string') return t.args.some(T.comparesArrays);
-    return T.comparesArrays(t);
+/**
+ * An array equality that an assumption uses other than positively (under `not`, in the
+ * premise of `=>`, in a Boolean `=` or an `ite` condition): only then can a model found
+ * without extensionality be spurious (a positive equality still forces equal elements).
+ */
+function comparesMapsBeyondDefinitions(t: Term, positive = true): boolean {
+    switch (t.t) {
+        case 'var': case 'int': case 'bool': return false;
+        case 'lambda': return T.comparesArrays(t.body);
+        case 'quant': return comparesMapsBeyondDefinitions(t.body, positive);
+        case 'app':
+            switch (t.fn) {
+                case 'and': case 'or': return t.args.some(a => comparesMapsBeyondDefinitions(a, positive));
+                case 'not': return comparesMapsBeyondDefinitions(t.args[0], !positive);
+                case '=>': return comparesMapsBeyondDefinitions(t.args[0], !positive) || comparesMapsBeyondDefinitions(t.args[1], positive);
+                case '=':
+                    if (typeof T.sortOf(t.args[0]) !== 'string') return !positive || t.args.some(a => T.comparesArrays(a));
+                    return t.args.some(a => T.comparesArrays(a));
+                default: return t.args.some(a => T.comparesArrays(a));
+            }
+    }
 }
