@@ -3,6 +3,7 @@ import { createDefaultModule, createDefaultSharedModule, startLanguageServer } f
 import { NodeFileSystem } from 'langium/node';
 import { createConnection, ProposedFeatures, type Connection } from 'vscode-languageserver/node';
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule, CalvinModule, CalvinSharedModule, registerValidationChecks } from '@calvin/language';
+import { VerificationService } from './calvin-verification.js';
 import { CalvinLspModule, CalvinLspSharedModule, type CalvinLspServices } from './calvin-lsp-module.js';
 
 /** Create the full (LSP) services for a connection. */
@@ -30,6 +31,7 @@ export function startServer(): void {
     // Never let a stray exception end the server: report it and go on.
     process.on('uncaughtException', err => connection.console.error(`Calvin: internal error: ${err?.stack ?? err}`));
     process.on('unhandledRejection', err => connection.console.error(`Calvin: internal error: ${(err as Error)?.stack ?? err}`));
-    const { shared } = createCalvinLspServices(connection);
+    const { shared, Calvin } = createCalvinLspServices(connection);
+    new VerificationService(shared, Calvin, connection);
     startLanguageServer(shared);
 }

@@ -66,6 +66,8 @@ local function main()
     cmd = { node, cli, 'lsp' },
     root_dir = root,
     flags = { debounce_text_changes = 0 },
+    -- The test asserts the front end's diagnostics of a file with errors.
+    init_options = { verifyOn = 'never' },
     on_exit = function(code, signal) exited = { code = code, signal = signal } end,
   })
   if not client_id then

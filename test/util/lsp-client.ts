@@ -24,6 +24,12 @@ export interface LspClientOptions {
     initializeTimeoutMs?: number;
     /** Overrides of the client capabilities sent in `initialize`. */
     capabilities?: lsp.ClientCapabilities;
+    /**
+     * `initializationOptions` (the extension sends its calvin.* settings there). Default:
+     * `{ verifyOn: 'never' }`, so that front-end tests see the front end's diagnostics only;
+     * the verification tests turn the verifier on.
+     */
+    initializationOptions?: Record<string, unknown>;
 }
 
 /** The file: URI of a path. */
@@ -135,6 +141,7 @@ export class LspClient {
             rootUri,
             workspaceFolders: options.rootPath ? [{ uri: rootUri!, name: path.basename(options.rootPath) }] : null,
             capabilities: options.capabilities ?? defaultCapabilities(),
+            initializationOptions: options.initializationOptions ?? { verifyOn: 'never' },
         };
         try {
             client.initializeResult = await client.request(lsp.InitializeRequest.method, params, options.initializeTimeoutMs ?? 20_000) as lsp.InitializeResult;

@@ -88,9 +88,15 @@ async function runWith(vc: VC, current: () => SolverSession, reopen: () => Promi
     // The full VC first, with part of the time; when Z3 cannot decide it, the ground VC
     // (vc/ground.ts) from then on: its unsat still proves, and Z3 finds its models fast.
     let ground = false;
+    // A whole check gets a budget of a few time limits: Houdini on a hard VC can take one
+    // query per dropped candidate.
+    const deadline = Date.now() + 4 * softTimeoutMs;
     const fullTimeoutMs = Math.min(softTimeoutMs, Math.max(2000, Math.round(softTimeoutMs / 3)));
     for (const phase of ['houdini', 'checks'] as const) {
         for (let extensional = false; ;) {
+            if (Date.now() > deadline) {
+                return { status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: `out of time: ${queries} queries in ${Math.round(4 * softTimeoutMs / 1000)} s` };
+            }
             queries++;
             const text = freshQuery(ground ? vc.groundScript : vc.script, ground ? Math.round(softTimeoutMs * 0.9) : fullTimeoutMs, literals(phase), extensional);
             let answer: string;
