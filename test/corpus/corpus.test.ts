@@ -22,13 +22,25 @@ function programsIn(dir: string): string[] {
     return fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort().map(f => path.join(dir, f));
 }
 
-/** One CLI run over a directory (each file is its own program); diagnostics by file. */
+/**
+ * The CLI over a directory's programs (each file is its own program); diagnostics by file.
+ * Known gaps run separately with a short time limit: they are `todo`, and their status
+ * is shown without spending minutes on time-outs.
+ */
 function checkDirectory(dir: string): Map<string, Reported[]> {
-    const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--jobs', JOBS, dir], {
+    const files = programsIn(dir);
+    const gaps = files.filter(f => GAPS[path.basename(f)]);
+    const rest = files.filter(f => !GAPS[path.basename(f)]);
+    return new Map([...runCli(rest, []), ...runCli(gaps, ['--time-limit', '3000'])]);
+}
+
+function runCli(files: string[], extra: string[]): Map<string, Reported[]> {
+    if (files.length === 0) return new Map();
+    const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--jobs', JOBS, ...extra, ...files], {
         encoding: 'utf8', timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024,
     });
     if (r.error) throw r.error;
-    assert.ok(r.status === 0 || r.status === 1, `calvin check ${dir} exited ${r.status}:\n${r.stderr}`);
+    assert.ok(r.status === 0 || r.status === 1, `calvin check exited ${r.status}:\n${r.stderr}`);
     const report = JSON.parse(r.stdout) as { diagnostics: Array<Reported & { file: string }> };
     const out = new Map<string, Reported[]>();
     for (const d of report.diagnostics) {
