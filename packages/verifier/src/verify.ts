@@ -4,16 +4,20 @@ import type { MethodModel, ProgramModel, Range, ThreadModel } from './model/prog
 import { sortOfType, Vocabulary } from './heap/vocabulary.js';
 import * as T from './smt/term.js';
 import type { Term } from './smt/term.js';
-import { callersOf, methodReach, threadReach } from './analysis/reach.js';
-import { environmentOf, inferGuards, invariantOf, type Conjunct, type SpecContext } from './spec/environment.js';
+import { callersOf, fieldWriters, methodReach, threadReach, type Reach } from './analysis/reach.js';
+import {
+    allEnvironmentClauses, allInvariants, environmentOf, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
+} from './spec/environment.js';
 import { Lowerer, LoweringError } from './lower/lower.js';
+import { visit } from './spec/translate.js';
 import { Simulator, type SimSpec } from './sim/simulate.js';
 import { vcgen } from './vc/vcgen.js';
 import { runVC, type Failure } from './solve/run.js';
 import { closure, type Closure } from './solve/closure.js';
-import type { SolverBackend } from './solver/index.js';
+import type { SolverBackend, SolverSession } from './solver/index.js';
 import { SolverFailure } from './solver/index.js';
-import type { SeqProgram } from './vc/seq.js';
+import { sessionPrelude } from './solver/pool.js';
+import type { SeqProgram } from './sim/seq.js';
 import type { CheckCode } from './il/il.js';
 
 export type VCode = CheckCode | 'unknown' | 'unchecked';
@@ -47,7 +51,7 @@ export interface UnitResult {
 
 export interface VerifyOptions {
     solver: SolverBackend;
-    /** Hard limit per solver query (ms). */
+    /** Limit per solver query (ms). */
     timeLimitMs?: number;
     /** Write every query as SMT-LIB2 into this directory. */
     dumpSmtDir?: string;
@@ -68,16 +72,28 @@ interface Unit {
     method?: MethodModel;
 }
 
+/** Everything the checks of one program share. */
+interface ProgramContext {
+    program: ProgramModel;
+    vocab: Vocabulary;
+    spec: SpecContext;
+    callers: Map<string, ThreadModel[]>;
+    invariants: Invariant[];
+    guarantee: Conjunct[];
+    closures: Map<string, Promise<Closure>>;
+}
+
 /** Verify one program (checking.md, Theorem 1): every unit, in order. */
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
     const vocab = new Vocabulary(program);
-    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab) };
+    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
     const callers = callersOf(program);
+    const ctx: ProgramContext = {
+        program, vocab, spec, callers, invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map(),
+    };
     const units: Unit[] = [];
     const diagnostics: VDiagnostic[] = [];
-    if (program.invariants.length > 0 || program.classes.some(c => c.invariants.length > 0)) {
-        units.push({ name: 'initialization', kind: 'init', range: program.invariants[0]?.range ?? program.classes.find(c => c.invariants.length > 0)!.invariants[0].range });
-    }
+    if (ctx.invariants.length > 0) units.push({ name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
     for (const m of vocab.allMethods()) {
         if (m.abstraction) units.push({ name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
         else if (!callers.has(m.id)) {
@@ -88,8 +104,7 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
         }
     }
     for (const t of program.threads) units.push({ name: t.name, kind: 'thread', range: t.nameRange, thread: t });
-    const closures = new Map<string, Promise<Closure>>();
-    const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, program, vocab, spec, callers, options, closures));
+    const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
     for (const r of results) diagnostics.push(...r.diagnostics);
     return { units: results, diagnostics: dedupe(diagnostics) };
 }
@@ -108,61 +123,96 @@ async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<
     return out;
 }
 
-const TID = T.v('tid', 'Int');
-
 function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined): Term {
     const k = vocab.singleThreads;
     if (!threads || threads.length === 0) return T.cmp('>', TID, T.int(0));
     return T.or(...threads.map(t => t.id !== undefined ? T.eq(TID, T.int(t.id)) : T.cmp('>', TID, T.int(k))));
 }
 
-async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spec: SpecContext, callers: Map<string, ThreadModel[]>, options: VerifyOptions, closures: Map<string, Promise<Closure>>): Promise<UnitResult> {
+/** The fields whose protection E(p) includes: those p accesses and those its clauses, invariants and their guards mention. */
+function involvedFields(ctx: ProgramContext, reach: Reach, inv: Invariant[]): Set<string> {
+    const { vocab, spec } = ctx;
+    const fields = new Set(reach.fields);
+    for (const i of inv) for (const f of fieldsOfExpr(i.clause.expr)) fields.add(f);
+    const clauses = [
+        ...(reach.topLevel ? vocab.program.environments : []),
+        ...vocab.program.classes.filter(c => reach.classes.has(c.name)).flatMap(c => c.environments),
+    ];
+    for (const c of clauses) for (const f of fieldsOfExpr(c.expr)) fields.add(f);
+    for (let changed = true; changed;) {
+        changed = false;
+        for (const fid of [...fields]) {
+            for (const w of spec.guards.get(fid)?.clauses ?? []) {
+                for (const f of fieldsOfExpr(w.expr)) if (!fields.has(f)) { fields.add(f); changed = true; }
+            }
+        }
+    }
+    return fields;
+}
+
+function fieldsOfExpr(e: import('./model/program.js').Expr): string[] {
+    const out: string[] = [];
+    visit(e, x => { if (x.kind === 'global' || x.kind === 'field') out.push(x.field); });
+    return out;
+}
+
+/**
+ * I(p) (language.md §6): the invariants of the classes p involves, and the
+ * top-level ones for a thread or top-level procedure. A thread also takes
+ * every invariant about a field it accesses: the threads' checks are where
+ * each write is finally checked against every invariant it could break.
+ */
+function invariantsFor(ctx: ProgramContext, reach: Reach, fields: Set<string>, thread: boolean, topLevel: boolean): Invariant[] {
+    const maps = new Set([...fields].map(f => ctx.vocab.varOfField(f)));
+    return ctx.invariants.filter(i => {
+        if (i.className === undefined ? topLevel : reach.classes.has(i.className)) return true;
+        return thread && [...mapsOfExpr(i.clause.expr, ctx.vocab)].some(m => maps.has(m));
+    });
+}
+
+async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions): Promise<UnitResult> {
     const start = Date.now();
+    const { vocab, spec } = ctx;
     const base: UnitResult = {
         name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, queries: 0, diagnostics: [],
         environment: [], invariant: [], inferredLoopInvariants: [], envStar: '',
     };
     const timeLimitMs = options.timeLimitMs ?? 10_000;
     const log = options.dumpSmtDir ? smtLogger(options.dumpSmtDir, u.name) : undefined;
+    let session: SolverSession | undefined;
     try {
         let seq: SeqProgram;
-        let env: Conjunct[] = [], inv: Conjunct[] = [];
         if (u.kind === 'init') {
-            seq = initProgram(program, vocab, spec);
+            const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
+            const cmds = init.lowerInit();
+            const sim = new Simulator({ vocab, guards: spec.guards, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, init.declaredLocals);
+            seq = sim.initCheck(cmds, ctx.invariants);
+            base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
         } else {
-            const reach = u.thread ? threadReach(program, u.thread) : methodReach(program, u.method!);
-            const topLevel = u.thread !== undefined || u.method!.owner === undefined;
-            env = environmentOf(spec, reach, topLevel);
-            inv = invariantOf(spec, reach, topLevel);
+            const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
+            const topLevel = u.thread !== undefined || reach.topLevel;
+            const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
+            const fields = involvedFields(ctx, reach, inv);
+            const env = environmentOf(spec, reach.classes, topLevel, fields);
             base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
             base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
             const tidConstraint = u.thread
                 ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(vocab.singleThreads)))
-                : tidConstraintOf(vocab, callers.get(u.method!.id));
-            const key = `${T.toSmt(tidConstraint)}|${env.map(c => T.toSmt(c.build(n => T.v('a~' + n, vocab.sortOfVar(n)), n => T.v('b~' + n, vocab.sortOfVar(n)), TID))).join('|')}|${inv.map(c => c.text).join('|')}`;
-            // Units with the same E, I and thread ids share the E* decision.
-            let pending = closures.get(key);
-            if (!pending) {
-                pending = (async () => {
-                    const session = await options.solver.openSession({ timeLimitMs });
-                    try {
-                        return await closure(vocab, env, inv, spec.guards, TID, tidConstraint, session, log);
-                    } finally {
-                        session.close();
-                    }
-                })();
-                closures.set(key, pending);
-            }
-            const star = await pending;
+                : tidConstraintOf(vocab, ctx.callers.get(u.method!.id));
+            session = await options.solver.openSession({ timeLimitMs });
+            const star = await closureOf(ctx, env, inv, tidConstraint, session, log);
+            base.queries += star.queries;
             base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
                 : star.exact ? 'E is reflexive and transitive: E* = E'
-                    : `E* over-approximated: not transitive, replaced by derived conjuncts: ${star.dropped.map(c => c.text).join('; ')}`;
-            const simSpec: SimSpec = { vocab, env, envStar: star.conjuncts, inv, guards: spec.guards, tid: TID, tidConstraint };
+                    : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
+            const simSpec: SimSpec = { vocab, guards: spec.guards, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
             seq = u.thread ? threadProgram(u.thread, vocab, simSpec) : methodProgram(u.method!, vocab, simSpec);
         }
-        const vc = vcgen(seq);
-        const result = await runVC(vc, () => options.solver.openSession({ timeLimitMs }), log, timeLimitMs);
-        base.queries = result.queries;
+        const vc = vcgen(vocab, seq);
+        if (!session) session = await options.solver.openSession({ timeLimitMs });
+        else await session.eval(sessionPrelude(timeLimitMs));
+        const result = await runVC(vc, session, log, start + 4 * timeLimitMs);
+        base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures);
         if (result.status === 'unknown' && result.failures.length > 0) {
@@ -187,11 +237,26 @@ async function verifyUnit(u: Unit, program: ProgramModel, vocab: Vocabulary, spe
             base.diagnostics.push({ range: e.range ?? u.range, severity: 'warning', code: 'unknown', related: [], message: `${u.name} was not checked: ${e.message}` });
         } else {
             base.status = 'error';
-            base.diagnostics.push({ range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${u.name} was not checked: internal error: ${(e as Error)?.message ?? e}` });
+            base.diagnostics.push({ range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${u.name} was not checked: internal error: ${(e as Error)?.stack ?? e}` });
         }
+    } finally {
+        session?.close();
     }
     base.timeMs = Date.now() - start;
     return base;
+}
+
+/** Units with the same E, I and thread ids share the E* decision. */
+function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: (t: string) => void): Promise<Closure> {
+    const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).join('|')}|${inv.map(c => c.text).join('|')}`;
+    let pending = ctx.closures.get(key);
+    if (!pending) {
+        pending = (async () => {
+            return closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, session, log);
+        })();
+        ctx.closures.set(key, pending);
+    }
+    return pending;
 }
 
 function unknownDiagnostic(u: Unit, why: string): VDiagnostic {
@@ -205,29 +270,17 @@ function threadProgram(t: ThreadModel, vocab: Vocabulary, spec: SimSpec): SeqPro
     const lower = new Lowerer(vocab, { kind: 'thread', tid: spec.tid });
     const body = lower.lowerThread(t.body);
     const locals = new Map([...init.declaredLocals, ...lower.declaredLocals]);
-    return new Simulator(spec, locals).thread(t, initCmds, body);
+    return new Simulator(spec, locals).thread(initCmds, body);
 }
 
 function methodProgram(m: MethodModel, vocab: Vocabulary, spec: SimSpec): SeqProgram {
     const lower = new Lowerer(vocab, { kind: 'method', tid: spec.tid });
-    const params = m.params.map(p => lower.fresh(p.id, sortOfType(p.type)));
-    const thisName = m.isStatic ? undefined : lower.fresh('this', 'Ref');
+    const params = m.params.map(p => lower.fresh(p.id, sortOfType(p.type), p.type));
+    const thisName = m.isStatic || !m.owner ? undefined : lower.fresh('this', 'Ref', { kind: 'class', name: m.owner });
     const thisTerm = thisName ? T.v(thisName, 'Ref') : undefined;
-    const resultVar = m.returnType.kind === 'void' ? undefined : lower.fresh('result', sortOfType(m.returnType));
-    const body = lower.lowerMethodBody(m, thisTerm, params, resultVar);
-    const scope = body[0];
-    if (scope.k !== 'scope') throw new Error('lowered method body must be a scope');
-    return new Simulator(spec, lower.declaredLocals).abstraction({ method: m, thisTerm, params, resultVar, exitLabel: scope.label }, body);
-}
-
-/** Condition 3: Init satisfies every invariant (reported at the invariant clause). */
-function initProgram(program: ProgramModel, vocab: Vocabulary, spec: SpecContext): SeqProgram {
-    const everything = { methods: new Set<string>(), fields: new Set(vocab.fields.keys()), writes: new Set<string>(), classes: new Set(program.classes.map(c => c.name)) };
-    const inv = invariantOf(spec, everything, true);
-    const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-    const cmds = init.lowerInit();
-    const sim = new Simulator({ vocab, env: [], envStar: [], inv: [], guards: spec.guards, tid: TID, tidConstraint: T.TRUE }, init.declaredLocals);
-    return sim.initCheck(cmds, inv);
+    const resultVar = m.returnType.kind === 'void' ? undefined : lower.fresh('result', sortOfType(m.returnType), m.returnType);
+    const { cmds, exitLabel } = lower.lowerMethodBody(m, thisTerm, params, resultVar);
+    return new Simulator(spec, lower.declaredLocals).abstraction({ method: m, thisTerm, params, resultVar, exitLabel }, cmds);
 }
 
 /** Failures → diagnostics, with the counterexample values and the call chain. */
@@ -242,7 +295,7 @@ function findings(failures: Failure[]): VDiagnostic[] {
         const values = f.values.length > 0 ? ` [${f.values.map(([n, v]) => `${n} = ${v}`).join(', ')}]` : '';
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
-        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values + (f.unconfirmed ? ' (possible: the solver could not confirm this counterexample, which involves quantifiers)' : ''), related });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related });
     }
     return out;
 }

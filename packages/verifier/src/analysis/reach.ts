@@ -11,6 +11,8 @@ export interface Reach {
     writes: Set<string>;
     /** Classes whose methods are called or whose fields are accessed. */
     classes: Set<string>;
+    /** Whether it touches the top level (a global, a top-level procedure): its clauses then count. */
+    topLevel: boolean;
 }
 
 function methodIndex(program: ProgramModel): Map<string, MethodModel> {
@@ -73,7 +75,7 @@ function actionFields(a: Action, fields: Set<string>, writes: Set<string>): void
  */
 export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Reach {
     const index = methodIndex(program);
-    const reach: Reach = { methods: new Set(), fields: new Set(), writes: new Set(), classes: new Set() };
+    const reach: Reach = { methods: new Set(), fields: new Set(), writes: new Set(), classes: new Set(), topLevel: owner === undefined };
     if (owner) reach.classes.add(owner);
     // Bodies to scan; writes count only for bodies that are inlined (the root, callees without abstraction):
     // what a callee with an abstraction writes is bounded by its frames.
@@ -100,6 +102,7 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
             const m = index.get(e.method);
             if (!m) return;
             if (m.owner) reach.classes.add(m.owner);
+            else reach.topLevel = true;
             if (m.abstraction) {
                 const actions = [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])];
                 for (const a of actions) actionFields(a, reach.fields, countWrites ? reach.writes : new Set());
@@ -112,6 +115,7 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
     for (const f of reach.fields) {
         const dot = f.indexOf('.');
         if (dot > 0) reach.classes.add(f.slice(0, dot));
+        else reach.topLevel = true;
     }
     return reach;
 }
@@ -155,4 +159,31 @@ export function callersOf(program: ProgramModel): Map<string, ThreadModel[]> {
         }
     }
     return result;
+}
+
+/**
+ * Which threads (by single-instance id) write each field after
+ * initialization; `any` when a replicated thread writes it, or a method with
+ * an abstraction that no thread reaches (it is checked for any caller).
+ */
+export function fieldWriters(program: ProgramModel): Map<string, { ids: Set<number>; any: boolean }> {
+    const writers = new Map<string, { ids: Set<number>; any: boolean }>();
+    const index = methodIndex(program);
+    const reached = new Set(program.threads.flatMap(t => [...threadReach(program, t).methods]));
+    for (const m of index.values()) {
+        if (!m.abstraction || reached.has(m.id)) continue;
+        for (const f of reachOf(program, m.body, m.owner).writes) writers.set(f, { ids: new Set(), any: true });
+        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) {
+            for (const e of a.frame) writers.set(e.field, { ids: new Set(), any: true });
+        }
+    }
+    for (const t of program.threads) {
+        for (const f of threadReach(program, t).writes) {
+            const w = writers.get(f) ?? { ids: new Set(), any: false };
+            if (t.id === undefined) w.any = true;
+            else w.ids.add(t.id);
+            writers.set(f, w);
+        }
+    }
+    return writers;
 }

@@ -1,25 +1,30 @@
-import type { ClassModel, FieldModel, ProgramModel, Type } from '../model/program.js';
+import type { ClassModel, FieldModel, MethodModel, ProgramModel, Type } from '../model/program.js';
 import { typeString } from '../model/program.js';
-import type { Sort } from '../smt/term.js';
+import * as T from '../smt/term.js';
+import type { Sort, Term } from '../smt/term.js';
 
 /**
- * The heap model (issue: "fields as maps from references to values"):
- * - a global or static field `x` is the state variable `g:x`;
- * - an instance field `C.f` is the map `f:C.f : Ref -> T`;
- * - array elements are `elems:S : Ref -> (Int -> S)` per element sort, lengths the
- *   immutable function `len : Ref -> Int`;
- * - monitors are the map `holder : Ref -> Int`;
- * - allocation is `alloc : Ref -> Bool`, privacy `owner : Ref -> Int` (the
- *   allocating thread while private, 0 once published), and the immutable
- *   dynamic type `dtype : Ref -> Int`.
- * Integers are mathematical.
+ * The heap model (pipeline stage 2). Every piece of shared state is a *state
+ * variable* read at some keys:
+ * - a global or static field `x`: `g:x`, no keys;
+ * - an instance field `C.f`: `f:C.f`, keyed by the object;
+ * - array elements: `e:S` per element sort S, keyed by the array and the index;
+ * - monitors: `holder`, keyed by the object (0 = free, else the holder's id);
+ * - allocation: `alloc` (object → allocated?) and privacy: `owner` (the
+ *   allocating thread while the object is private to it, 0 once published).
+ * Array lengths (`len`) and dynamic types (`dtype`) never change: they are
+ * plain functions. Integers are mathematical.
  */
 export interface StateVar {
     name: string;
+    /** Sorts of the keys (none for a global). */
+    keys: Sort[];
     sort: Sort;
     kind: 'global' | 'field' | 'elems' | 'holder' | 'alloc' | 'owner';
     /** The field it models (globals and fields). */
     field?: FieldModel;
+    /** The element type (array elements). */
+    element?: Type;
 }
 
 export function sortOfType(t: Type): Sort {
@@ -38,12 +43,20 @@ export const DTYPE = 'dtype';
 
 export function globalVar(fieldId: string): string { return `g:${fieldId}`; }
 export function fieldVar(fieldId: string): string { return `f:${fieldId}`; }
-export function elemsVar(sort: Sort): string { return `elems:${typeof sort === 'string' ? sort : 'Arr'}`; }
+export function elemsVar(sort: Sort): string { return `e:${sort}`; }
+
+/** The key of a static type for instantiating quantifiers over its objects (`C:Vector`, `A:int[]`). */
+export function typeKey(t: Type): string | undefined {
+    if (t.kind === 'class') return `C:${t.name}`;
+    if (t.kind === 'array') return `A:${typeString(t)}`;
+    return undefined;
+}
 
 export class Vocabulary {
     readonly vars = new Map<string, StateVar>();
     readonly fields = new Map<string, FieldModel>();
     readonly classes = new Map<string, ClassModel>();
+    private readonly methods = new Map<string, MethodModel>();
     private readonly typeIds = new Map<string, number>();
 
     constructor(readonly program: ProgramModel) {
@@ -52,18 +65,16 @@ export class Vocabulary {
             this.classes.set(c.name, c);
             this.typeId({ kind: 'class', name: c.name });
             for (const f of c.fields) this.addField(f);
+            for (const m of c.methods) this.methods.set(m.id, m);
         }
-        // Only the heap bookkeeping the program can use: a program without objects
-        // has no allocation, ownership or monitor maps (smaller, faster VCs).
+        for (const p of program.procedures) this.methods.set(p.id, p);
         const uses = heapFeatures(program);
-        if (uses.monitors) this.add({ name: HOLDER, sort: { array: ['Ref', 'Int'] }, kind: 'holder' });
         if (uses.objects) {
-            this.add({ name: ALLOC, sort: { array: ['Ref', 'Bool'] }, kind: 'alloc' });
-            this.add({ name: OWNER, sort: { array: ['Ref', 'Int'] }, kind: 'owner' });
+            this.add({ name: ALLOC, keys: ['Ref'], sort: 'Bool', kind: 'alloc' });
+            this.add({ name: OWNER, keys: ['Ref'], sort: 'Int', kind: 'owner' });
+            this.add({ name: HOLDER, keys: ['Ref'], sort: 'Int', kind: 'holder' });
         }
-        for (const s of ['Int', 'Bool', 'Ref'] as const) {
-            if (uses.elements.has(s)) this.add({ name: elemsVar(s), sort: { array: ['Ref', { array: ['Int', s] }] }, kind: 'elems' });
-        }
+        for (const [s, element] of uses.elements) this.add({ name: elemsVar(s), keys: ['Ref', 'Int'], sort: s, kind: 'elems', element });
     }
 
     private add(v: StateVar): void {
@@ -72,8 +83,8 @@ export class Vocabulary {
 
     private addField(f: FieldModel): void {
         this.fields.set(f.id, f);
-        if (f.isStatic) this.add({ name: globalVar(f.id), sort: sortOfType(f.type), kind: 'global', field: f });
-        else this.add({ name: fieldVar(f.id), sort: { array: ['Ref', sortOfType(f.type)] }, kind: 'field', field: f });
+        if (f.isStatic) this.add({ name: globalVar(f.id), keys: [], sort: sortOfType(f.type), kind: 'global', field: f });
+        else this.add({ name: fieldVar(f.id), keys: ['Ref'], sort: sortOfType(f.type), kind: 'field', field: f });
     }
 
     /** The state variable holding a field. */
@@ -85,11 +96,11 @@ export class Vocabulary {
 
     /** Distinct integers for the dynamic types of objects and arrays. */
     typeId(t: Type): number {
-        const key = typeString(t);
-        let id = this.typeIds.get(key);
+        const k = typeString(t);
+        let id = this.typeIds.get(k);
         if (id === undefined) {
             id = this.typeIds.size + 1;
-            this.typeIds.set(key, id);
+            this.typeIds.set(k, id);
         }
         return id;
     }
@@ -98,10 +109,14 @@ export class Vocabulary {
         return this.vars.has(name);
     }
 
-    sortOfVar(name: string): Sort {
+    stateVar(name: string): StateVar {
         const v = this.vars.get(name);
         if (!v) throw new Error(`unknown state variable ${name}`);
-        return v.sort;
+        return v;
+    }
+
+    sortOfVar(name: string): Sort {
+        return this.stateVar(name).sort;
     }
 
     /** Every state variable, in a stable order. */
@@ -109,14 +124,12 @@ export class Vocabulary {
         return [...this.vars.values()];
     }
 
-    method(id: string) {
-        for (const p of this.program.procedures) if (p.id === id) return p;
-        for (const c of this.program.classes) for (const m of c.methods) if (m.id === id) return m;
-        return undefined;
+    method(id: string): MethodModel | undefined {
+        return this.methods.get(id);
     }
 
     /** All methods and procedures. */
-    allMethods() {
+    allMethods(): MethodModel[] {
         return [...this.program.procedures, ...this.program.classes.flatMap(c => c.methods)];
     }
 
@@ -124,64 +137,94 @@ export class Vocabulary {
     get singleThreads(): number {
         return this.program.threads.filter(t => t.count === undefined).length;
     }
+
+    /** A state variable's value at keys, in a state (undefined: current). */
+    read(name: string, keys: Term[], state?: string): Term {
+        return T.read(name, keys, this.sortOfVar(name), state);
+    }
 }
 
-/** `null` is never allocated (true when the program has no objects at all). */
-export function nullUnallocated(vocab: Vocabulary, state: (name: string) => import('../smt/term.js').Term): import('../smt/term.js').Term {
-    if (!vocab.has(ALLOC)) return { t: 'bool', value: true };
-    return { t: 'app', fn: 'not', sort: 'Bool', args: [{ t: 'app', fn: 'select', sort: 'Bool', args: [state(ALLOC), { t: 'var', name: 'null', sort: 'Ref' }] }] };
+// ------------------------------------------------------------------ heap predicates (terms over a state)
+
+export function allocated(o: Term, state?: string): Term {
+    return T.read(ALLOC, [o], 'Bool', state);
+}
+
+export function ownerOf(o: Term, state?: string): Term {
+    return T.read(OWNER, [o], 'Int', state);
+}
+
+export function holderOf(o: Term, state?: string): Term {
+    return T.read(HOLDER, [o], 'Int', state);
+}
+
+export function lengthOf(a: Term): Term {
+    return T.call(LEN, 'Int', a);
+}
+
+export function dtypeOf(o: Term): Term {
+    return T.call(DTYPE, 'Int', o);
+}
+
+/** o is allocated, published (shared) and of the given dynamic type (class invariants and environment clauses range over these). */
+export function publishedOf(vocab: Vocabulary, type: Type, o: Term, state?: string): Term {
+    if (!vocab.has(ALLOC)) return T.FALSE;
+    return T.and(allocated(o, state), T.eq(ownerOf(o, state), T.int(0)), T.eq(dtypeOf(o), T.int(vocab.typeId(type))));
+}
+
+/** o is private to the thread: allocated by it and not published yet. */
+export function privateTo(o: Term, tid: Term, state?: string): Term {
+    return T.and(allocated(o, state), T.eq(ownerOf(o, state), tid));
 }
 
 /**
- * Facts true of every heap the language can build: a reference-typed global
- * holds null or a published, allocated object of its type (storing a reference
- * into a global publishes it). `state` reads a state variable.
+ * Facts true of every heap the language builds, in a state: null is never
+ * allocated; a reference-typed global holds null or a published object of its
+ * type (storing a reference into a global publishes it); a final global
+ * initialized with `new` is never null.
  */
-export function heapFacts(vocab: Vocabulary, state: (name: string) => import('../smt/term.js').Term, only?: Set<string>): import('../smt/term.js').Term[] {
-    const out: import('../smt/term.js').Term[] = [];
-    for (const v of vocab.allVars()) {
-        if (v.kind !== 'global' || v.sort !== 'Ref' || !v.field) continue;
-        if (only && !only.has(v.name)) continue;
-        const t = v.field.type;
+export function heapFacts(vocab: Vocabulary, state: string | undefined, only?: Set<string>): Term[] {
+    if (!vocab.has(ALLOC)) return [];
+    const out: Term[] = [T.not(allocated(T.NULL, state))];
+    for (const sv of vocab.allVars()) {
+        if (sv.kind !== 'global' || sv.sort !== 'Ref' || !sv.field) continue;
+        if (only && !only.has(sv.name)) continue;
+        const t = sv.field.type;
         if (t.kind !== 'class' && t.kind !== 'array') continue;
-        const g = state(v.name);
-        // A final global initialized with `new` is never null after initialization.
-        const neverNull = v.field.isFinal && (v.field.init?.kind === 'new' || v.field.init?.kind === 'newArray');
-        out.push({
-            t: 'app', fn: 'or', sort: 'Bool', args: [
-                neverNull ? { t: 'bool', value: false } : { t: 'app', fn: '=', sort: 'Bool', args: [g, { t: 'var', name: 'null', sort: 'Ref' }] },
-                {
-                    t: 'app', fn: 'and', sort: 'Bool', args: [
-                        { t: 'app', fn: 'select', sort: 'Bool', args: [state(ALLOC), g] },
-                        { t: 'app', fn: '=', sort: 'Bool', args: [{ t: 'app', fn: 'select', sort: 'Int', args: [state(OWNER), g] }, { t: 'int', value: 0n }] },
-                        { t: 'app', fn: '=', sort: 'Bool', args: [{ t: 'app', fn: DTYPE, sort: 'Int', args: [g] }, { t: 'int', value: BigInt(vocab.typeId(t)) }] },
-                    ],
-                },
-            ],
-        });
+        const g = vocab.read(sv.name, [], state);
+        const neverNull = sv.field.isFinal && (sv.field.init?.kind === 'new' || sv.field.init?.kind === 'newArray');
+        out.push(T.or(neverNull ? T.FALSE : T.eq(g, T.NULL), publishedOf(vocab, t, g, state)));
     }
     return out;
 }
 
+/** A reference of static type `type` read from the heap is null or an allocated object of that type. */
+export function wellTyped(vocab: Vocabulary, t: Term, type: Type, state?: string): Term {
+    if (type.kind !== 'class' && type.kind !== 'array') return T.TRUE;
+    if (!vocab.has(ALLOC)) return T.TRUE;
+    return T.or(T.eq(t, T.NULL), T.and(allocated(t, state), T.eq(dtypeOf(t), T.int(vocab.typeId(type)))));
+}
+
 /**
- * Which parts of the heap model a program needs: monitors (synchronized code or
- * `holder`), objects (any class or array type, `new`), and array element sorts.
+ * Which parts of the heap model a program needs: objects (any class or array
+ * type, `new`, monitors) and the sorts of array elements.
  */
-export function heapFeatures(program: ProgramModel): { monitors: boolean; objects: boolean; elements: Set<Sort> } {
-    const out = { monitors: false, objects: false, elements: new Set<Sort>() };
+export function heapFeatures(program: ProgramModel): { objects: boolean; elements: Map<Sort, Type> } {
+    const out = { objects: false, elements: new Map<Sort, Type>() };
     const seen = new Set<object>();
     const visit = (x: unknown): void => {
         if (x === null || typeof x !== 'object' || seen.has(x)) return;
         seen.add(x);
         if (Array.isArray(x)) { x.forEach(visit); return; }
         const o = x as Record<string, unknown>;
-        if (o.isSynchronized === true || o.kind === 'sync' || o.kind === 'holder') out.monitors = true;
+        if (o.isSynchronized === true || o.kind === 'sync' || o.kind === 'holder') out.objects = true;
         if (o.kind === 'class' || o.kind === 'array' || o.kind === 'new' || o.kind === 'newArray') out.objects = true;
-        if (o.kind === 'array' && o.element && typeof o.element === 'object') out.elements.add(sortOfType(o.element as Type));
-        if (o.kind === 'newArray' && o.element && typeof o.element === 'object') out.elements.add(sortOfType(o.element as Type));
+        if ((o.kind === 'array' || o.kind === 'newArray') && o.element && typeof o.element === 'object') {
+            const el = o.element as Type;
+            if (!out.elements.has(sortOfType(el))) out.elements.set(sortOfType(el), el);
+        }
         for (const k of Object.keys(o)) if (k !== 'range' && k !== 'nameRange' && k !== 'endRange') visit(o[k]);
     };
     visit(program);
-    if (out.monitors) out.objects = true;
     return out;
 }

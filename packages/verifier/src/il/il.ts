@@ -1,5 +1,5 @@
-import type { FieldModel, Range } from '../model/program.js';
-import type { Term } from '../smt/term.js';
+import type { FieldModel, MethodModel, Range, Type } from '../model/program.js';
+import type { BoundVar, Sort, Term } from '../smt/term.js';
 
 /**
  * The intermediate language of atomic operations (Plato's `{p}X`, Calvin §4):
@@ -8,22 +8,23 @@ import type { Term } from '../smt/term.js';
  * callees with an abstraction are replaced by their abstraction's actions,
  * the others by their (lowered) bodies.
  *
- * Term naming: a state variable is referred to by its vocabulary name
- * (heap/vocabulary.ts) and means its current value; `pre~NAME` inside an
- * operation means its value when the operation started; locals are `l~ID`.
+ * Terms read shared state with `read` terms (smt/term.ts) in the current
+ * state; inside an operation, state `OP_PRE` is the state when the operation
+ * began (abstraction actions relate it to the state after). Locals are
+ * variables named `l~...`.
  */
 
-export const PRE = 'pre~';
-export const preName = (stateVar: string) => PRE + stateVar;
+export const OP_PRE = 'op~pre';
 
 /** A shared location. */
 export type Loc =
-    | { kind: 'global'; var: string }
-    | { kind: 'field'; var: string; obj: Term }
-    | { kind: 'elem'; var: string; arr: Term; index: Term }
+    | { kind: 'global'; map: string }
+    | { kind: 'field'; map: string; obj: Term }
+    /** An array element; `via` is the field the array was read from (its writable_if protects the elements). */
+    | { kind: 'elem'; map: string; arr: Term; index: Term; via?: { field: FieldModel; obj?: Term } }
     | { kind: 'holder'; obj: Term }
-    /** A whole field map or array-element map (`*.f` in a frame). */
-    | { kind: 'all'; var: string };
+    /** A whole field map (`*.f` in a frame). */
+    | { kind: 'all'; map: string };
 
 export interface Access {
     loc: Loc;
@@ -32,7 +33,6 @@ export interface Access {
     sync: boolean;
     /** The field accessed (undefined for array elements and holder). */
     field?: FieldModel;
-    /** For array elements: the array-typed fields that may reference the array (for their writable_if). */
     range: Range;
     /** Source text of the access, for messages. */
     text: string;
@@ -52,18 +52,24 @@ export interface CheckInfo {
     range: Range;
     message: string;
     chain: CallFrame[];
-    /** Terms whose values explain a failure (name shown → term). */
+    /** Terms whose values explain a failure (name shown → term, in the state of the check). */
     show?: Array<[string, Term]>;
     /** The annotation it comes from, for related information. */
     related?: { range: Range; message: string };
 }
 
-/** Commands inside one atomic operation. */
+/** Commands inside one atomic operation, run in order on the current state. */
 export type OpCmd =
     | { k: 'assume'; cond: Term }
     | { k: 'assert'; cond: Term; check: CheckInfo }
-    | { k: 'set'; var: string; value: Term }
-    | { k: 'havoc'; vars: string[] }
+    | { k: 'local'; var: string; value: Term }
+    | { k: 'havocLocal'; vars: string[] }
+    /** One location: `map(keys) := value`. */
+    | { k: 'store'; map: string; keys: Term[]; value: Term }
+    /** A whole map: `map(params) := value` for all params (value may read the map itself). */
+    | { k: 'update'; map: string; params: BoundVar[]; value: Term }
+    /** `map(params) := anything` where `where` holds (an abstraction action's frame). */
+    | { k: 'havocMap'; map: string; params: BoundVar[]; where: Term }
     | { k: 'if'; cond: Term; then: OpCmd[]; else: OpCmd[] };
 
 export type OpKind = 'read' | 'write' | 'cas' | 'atomic' | 'enter' | 'exit' | 'alloc' | 'ghost' | 'step' | 'stutter';
@@ -75,12 +81,18 @@ export interface AtomicOp {
     chain: CallFrame[];
     accesses: Access[];
     body: OpCmd[];
+    /** The leading `assume`s that block the thread until they hold (monitor enter, `atomic { assume ...; }`). */
+    blocking: number;
     /** `//@ witness step N` written before the statement. */
     witness?: number;
-    /** For inlined abstraction actions: what it is, for messages. */
+    /** For messages: what the operation is. */
     label?: string;
     /** Runs before the threads start (field initializers): no environment, no checks of the guarantee. */
     init?: boolean;
+    /** An inlined abstraction action of a callee: which one (its guarantee was proved with the callee). */
+    abstraction?: { method: MethodModel; step: number | 'stutter' };
+    /** Locations of objects allocated by this operation (private: never racy, no writable_if). */
+    fresh?: Term[];
 }
 
 export type Cmd =
@@ -95,7 +107,7 @@ export type Cmd =
     /** An assumption over the shared state where it stands (annotation assume, an abstraction's ensures). */
     | { k: 'assumeState'; cond: Term }
     | { k: 'if'; cond: Term; then: Cmd[]; else: Cmd[] }
-    /** `while (true) body`; left only by `break`. */
+    /** `while (true) body`; left only by `break` (or `exit`). */
     | { k: 'loop'; label: string; invariants: LoopInvariant[]; body: Cmd[]; range: Range }
     | { k: 'break'; label: string }
     | { k: 'continue'; label: string }
@@ -103,21 +115,17 @@ export type Cmd =
     | { k: 'scope'; label: string; body: Cmd[] }
     /** Leave a scope; `range` marks a `return` of the method being checked (where its postcondition is checked). */
     | { k: 'exit'; label: string; range?: Range }
-    /** Remember the current shared state under a prefix (for `\old`). */
-    | { k: 'snapshot'; prefix: string };
+    /** Remember the current shared state under a name (for `\old`). */
+    | { k: 'snapshot'; name: string };
 
 export interface LoopInvariant {
     cond: Term;
     check: CheckInfo;
 }
 
-/** Locals declared while lowering, with their sorts. */
+/** Locals declared while lowering: sort and, for references, the static type. */
 export interface LocalDecl {
     name: string;
-    sort: import('../smt/term.js').Sort;
-}
-
-export interface LoweredBody {
-    cmds: Cmd[];
-    locals: Map<string, LocalDecl>;
+    sort: Sort;
+    type?: Type;
 }

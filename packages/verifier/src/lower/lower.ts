@@ -1,14 +1,14 @@
-import type { AbstractionModel, Clause, Expr, FieldModel, MethodModel, Range, Stmt, Type } from '../model/program.js';
+import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, Range, Stmt, Type } from '../model/program.js';
 import { typeString } from '../model/program.js';
 import {
-    ALLOC, DTYPE, elemsVar, HOLDER, LEN, OWNER, sortOfType, type Vocabulary,
+    ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import { binary, translate, type TrContext } from '../spec/translate.js';
+import { actionPredicate, frameOf, keyParams } from '../spec/abstraction.js';
 import type { Access, AtomicOp, CallFrame, CheckInfo, Cmd, LocalDecl, Loc, OpCmd, OpKind } from '../il/il.js';
-import { preName } from '../il/il.js';
-import { abstractionActions } from '../spec/abstraction.js';
+import { OP_PRE } from '../il/il.js';
 
 /** Thrown when a program uses something the verifier cannot handle; reported, never ignored. */
 export class LoweringError extends Error {
@@ -25,14 +25,22 @@ export interface LowerTarget {
 interface MethodFrame {
     exitLabel: string;
     resultVar?: string;
-    /** Monitors held by synchronized blocks/methods of this frame, innermost last: lock local and saved holder. */
-    monitors: Array<{ lock: Term; prev: string; range: Range; loopDepth: number }>;
+    /** Monitors held by synchronized blocks/methods of this frame, innermost last: lock and saved holder. */
+    monitors: Array<{ lock: Term; prev: string; range: Range }>;
     thisTerm?: Term;
     /** model variable id → local name */
     vars: Map<string, string>;
     chain: CallFrame[];
     loops: Array<{ breakLabel: string; continueLabel: string; monitorDepth: number }>;
     method?: MethodModel;
+}
+
+interface LocInfo {
+    loc: Loc;
+    field?: FieldModel;
+    type: Type;
+    range: Range;
+    text: string;
 }
 
 const MAX_INLINE_DEPTH = 24;
@@ -42,7 +50,9 @@ const MAX_INLINE_DEPTH = 24;
  * language of atomic operations (language.md §3): one atomic step per shared
  * read or write, local computation between steps, `cas`, `atomic`, monitor
  * enter/exit and allocation as single steps, implicit null/bounds/division
- * checks as asserted preconditions of the step that needs them.
+ * checks as asserted preconditions of the step that needs them, calls to
+ * methods with an abstraction replaced by the abstraction (InlineAbs), other
+ * calls by the callee's body.
  */
 export class Lowerer {
     private opIds = 0;
@@ -68,8 +78,9 @@ export class Lowerer {
             if (!g.init) continue;
             const { cmds: c, term } = this.expr(g.init, frame);
             cmds.push(...c);
-            cmds.push(this.op('write', g.range, frame, [this.access({ kind: 'global', var: this.vocab.varOfField(g.id) }, true, g, g.range, g.name)],
-                [{ k: 'set', var: this.vocab.varOfField(g.id), value: term }, ...this.publishIfRef(g.type, T.TRUE)]));
+            const map = this.vocab.varOfField(g.id);
+            cmds.push(this.op('write', g.range, frame, [this.access({ kind: 'global', map }, true, g, g.range, g.name)],
+                [{ k: 'store', map, keys: [], value: term }], `initializer of ${g.name}`));
         }
         return cmds;
     }
@@ -81,12 +92,19 @@ export class Lowerer {
     }
 
     /** A method body checked on its own (against its abstraction): parameters (locals named by `params`) and `this` are inputs. */
-    lowerMethodBody(m: MethodModel, thisTerm: Term | undefined, params: string[], resultVar: string | undefined): Cmd[] {
+    lowerMethodBody(m: MethodModel, thisTerm: Term | undefined, params: string[], resultVar: string | undefined): { cmds: Cmd[]; exitLabel: string } {
         const frame = this.newFrame([], thisTerm, m);
         frame.resultVar = resultVar;
         m.params.forEach((p, i) => frame.vars.set(p.id, params[i]));
         const body = this.withMonitor(m, frame, thisTerm, () => this.stmts(m.body, frame));
-        return [{ k: 'scope', label: frame.exitLabel, body }];
+        return { cmds: [{ k: 'scope', label: frame.exitLabel, body }], exitLabel: frame.exitLabel };
+    }
+
+    /** A fresh local of the given sort (and static type, for references). */
+    fresh(hint: string, sort: Sort, type?: Type): string {
+        const name = `l~${hint}~${this.temps++}`;
+        this.locals.set(name, { name, sort, type: sort === 'Ref' ? type : undefined });
+        return name;
     }
 
     // ------------------------------------------------------------ helpers
@@ -99,13 +117,6 @@ export class Lowerer {
         return `${kind}${this.labels++}`;
     }
 
-    /** A fresh local of the given sort. */
-    fresh(hint: string, sort: Sort): string {
-        const name = `l~${hint}~${this.temps++}`;
-        this.locals.set(name, { name, sort });
-        return name;
-    }
-
     private localTerm(name: string): Term {
         const d = this.locals.get(name);
         if (!d) throw new Error(`undeclared local ${name}`);
@@ -116,10 +127,12 @@ export class Lowerer {
         return { loc, write, sync: sync || (field?.isVolatile ?? false), field, range, text };
     }
 
-    private op(kind: OpKind, range: Range, frame: MethodFrame, accesses: Access[], body: OpCmd[], label?: string): Cmd {
+    private op(kind: OpKind, range: Range, frame: MethodFrame, accesses: Access[], body: OpCmd[], label?: string, extra: Partial<AtomicOp> = {}): Cmd {
+        let blocking = 0;
+        while (blocking < body.length && body[blocking].k === 'assume') blocking++;
         const op: AtomicOp = {
-            id: this.opIds++, kind, range, chain: frame.chain, accesses, body, label,
-            init: this.target.kind === 'init' ? true : undefined,
+            id: this.opIds++, kind, range, chain: frame.chain, accesses, body, label, blocking,
+            init: this.target.kind === 'init' ? true : undefined, ...extra,
         };
         if (this.pendingWitness !== undefined && kind !== 'read') op.witness = this.pendingWitness;
         return { k: 'op', op };
@@ -133,10 +146,6 @@ export class Lowerer {
     private ctx(frame: MethodFrame, extra?: Partial<TrContext>): TrContext {
         return {
             vocab: this.vocab,
-            state: (name, post) => {
-                if (post) throw new LoweringError('primed names are only allowed in actions');
-                return T.v(name, this.vocab.sortOfVar(name));
-            },
             local: id => {
                 const name = frame.vars.get(id);
                 if (!name) throw new LoweringError(`unknown variable ${id}`);
@@ -148,8 +157,8 @@ export class Lowerer {
         };
     }
 
-    private stateTerm(name: string): Term {
-        return T.v(name, this.vocab.sortOfVar(name));
+    private read(map: string, keys: Term[], state?: string): Term {
+        return this.vocab.read(map, keys, state);
     }
 
     // ------------------------------------------------------------ statements
@@ -171,7 +180,7 @@ export class Lowerer {
         switch (s.kind) {
             case 'block': return this.stmts(s.body, frame);
             case 'local': {
-                const name = this.fresh(s.decl.id, sortOfType(s.decl.type));
+                const name = this.fresh(s.decl.id, sortOfType(s.decl.type), s.decl.type);
                 frame.vars.set(s.decl.id, name);
                 if (!s.init) return [{ k: 'local', var: name, value: defaultValue(s.decl.type) }];
                 const { cmds, term } = this.expr(s.init, frame);
@@ -203,7 +212,7 @@ export class Lowerer {
             }
             case 'sync': {
                 const { cmds, term } = this.expr(s.lock, frame);
-                const lock = this.fresh('lock', 'Ref');
+                const lock = this.fresh('lock', 'Ref', s.lock.type);
                 const out: Cmd[] = [...cmds, { k: 'local', var: lock, value: term }];
                 out.push(...this.enter(this.localTerm(lock), s.range, frame));
                 out.push(...this.stmts(s.body, frame));
@@ -212,11 +221,10 @@ export class Lowerer {
             }
             case 'atomic': return [this.atomicBlock(s.body, s.range, frame)];
             case 'assert': {
-                if (s.annotation) {
-                    return [{ k: 'checkState', cond: translate(s.cond, this.ctx(frame)), check: this.check('assert', s.range, `assertion '${s.text}' may fail`, frame) }];
-                }
+                const check = this.check('assert', s.range, `assertion '${s.text}' may fail`, frame);
+                if (s.annotation) return [{ k: 'checkState', cond: translate(s.cond, this.ctx(frame)), check }];
                 const { cmds, term } = this.expr(s.cond, frame);
-                return [...cmds, { k: 'checkLocal', cond: term, check: this.check('assert', s.range, `assertion '${s.text}' may fail`, frame) }];
+                return [...cmds, { k: 'checkLocal', cond: term, check }];
             }
             case 'assume': return [{ k: 'assumeState', cond: translate(s.cond, this.ctx(frame)) }];
             case 'set': return [this.ghostSet(s.target, s.value, s.range, frame)];
@@ -230,7 +238,7 @@ export class Lowerer {
         frame.loops.push({ breakLabel, continueLabel, monitorDepth: frame.monitors.length });
         const invariants = s.invariants.map(c => ({
             cond: translate(c.expr, this.ctx(frame)),
-            check: { ...this.check('loop-invariant', c.range, `loop invariant '${c.text}' may not hold`, frame) },
+            check: { ...this.check('loop-invariant', c.range, `loop invariant '${c.text}' may not hold`, frame), related: undefined },
         }));
         const { cmds: condCmds, term: cond } = this.expr(s.cond, frame);
         const body = this.stmts(s.body, frame);
@@ -247,15 +255,17 @@ export class Lowerer {
 
     private enter(lock: Term, range: Range, frame: MethodFrame): Cmd[] {
         const prev = this.fresh('prevHolder', 'Int');
-        const holder = this.stateTerm(HOLDER);
-        frame.monitors.push({ lock, prev, range, loopDepth: frame.loops.length });
-        return [this.op('enter', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'synchronized', true)], [
-            { k: 'assert', cond: T.ne(lock, T.NULL), check: this.check('null', range, 'the lock of synchronized may be null', frame) },
-            // block until the monitor is free or already ours (reentrant)
-            { k: 'assume', cond: T.or(T.eq(T.select(holder, lock), T.int(0)), T.eq(T.select(holder, lock), this.target.tid)) },
-            { k: 'set', var: prev, value: T.select(holder, lock) },
-            { k: 'set', var: HOLDER, value: T.store(holder, lock, this.target.tid) },
-        ], 'monitor enter')];
+        const tid = this.target.tid;
+        frame.monitors.push({ lock, prev, range });
+        return [
+            { k: 'checkLocal', cond: T.ne(lock, T.NULL), check: this.check('null', range, 'possible null dereference: the lock of synchronized may be null', frame) },
+            this.op('enter', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'monitor', true)], [
+                // block until the monitor is free or already ours (reentrant)
+                { k: 'assume', cond: T.or(T.eq(holderOf(lock), T.int(0)), T.eq(holderOf(lock), tid)) },
+                { k: 'local', var: prev, value: holderOf(lock) },
+                { k: 'store', map: HOLDER, keys: [lock], value: tid },
+            ], 'monitor enter'),
+        ];
     }
 
     /** Release the innermost monitor (end of a synchronized block). */
@@ -266,9 +276,8 @@ export class Lowerer {
     }
 
     private releaseOp(lock: Term, prev: string, range: Range, frame: MethodFrame): Cmd {
-        const holder = this.stateTerm(HOLDER);
-        return this.op('exit', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'synchronized', true)], [
-            { k: 'set', var: HOLDER, value: T.store(holder, lock, this.localTerm(prev)) },
+        return this.op('exit', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'monitor', true)], [
+            { k: 'store', map: HOLDER, keys: [lock], value: this.localTerm(prev) },
         ], 'monitor exit');
     }
 
@@ -298,9 +307,9 @@ export class Lowerer {
         // The value to store, given the old value when needed (compound assignment).
         const compute = (old: Term | undefined): { cmds: Cmd[]; term: Term } => {
             if (s.op === '++' || s.op === '--') return { cmds: [], term: T.arith(s.op === '++' ? '+' : '-', old!, T.int(1)) };
-            const v = this.expr(s.value!, frame);
-            if (s.op === '=') return v;
-            return { cmds: v.cmds, term: T.arith(s.op === '+=' ? '+' : '-', old!, v.term) };
+            const val = this.expr(s.value!, frame);
+            if (s.op === '=') return val;
+            return { cmds: val.cmds, term: T.arith(s.op === '+=' ? '+' : '-', old!, val.term) };
         };
         const compound = s.op !== '=';
         if (t.kind === 'var') {
@@ -319,7 +328,7 @@ export class Lowerer {
         }
         const { cmds, term } = compute(old);
         out.push(...cmds);
-        out.push(this.writeLoc(loc, term, s.range, frame));
+        out.push(this.writeLoc(loc, this.asLocal(term, 'value', out, loc.type), s.range, frame));
         return out;
     }
 
@@ -327,9 +336,10 @@ export class Lowerer {
         const out: Cmd[] = [];
         const loc = this.location(target, frame, out, true);
         if (out.length > 0) throw new LoweringError('the target of set must be a ghost field of a simple object', range);
-        const v = translate(value, this.ctx(frame));
-        const w = this.writeLoc(loc, v, range, frame) as Extract<Cmd, { k: 'op' }>;
+        const w = this.writeLoc(loc, translate(value, this.ctx(frame)), range, frame) as Extract<Cmd, { k: 'op' }>;
         w.op.kind = 'ghost';
+        w.op.label = `set of ${loc.text}`;
+        for (const a of w.op.accesses) a.sync = true;
         return w;
     }
 
@@ -337,29 +347,42 @@ export class Lowerer {
 
     /** A shared location, with the code evaluating its receiver/index appended to `out`. */
     private location(e: Expr, frame: MethodFrame, out: Cmd[], pure = false): LocInfo {
-        const evalPart = (x: Expr): Term => {
+        const evalPart = (x: Expr, hint: string): Term => {
             if (pure) return translate(x, this.ctx(frame));
             const r = this.expr(x, frame);
             out.push(...r.cmds);
-            return r.term;
+            return this.asLocal(r.term, hint, out, x.type);
         };
         switch (e.kind) {
             case 'global': {
                 const field = this.vocab.fields.get(e.field)!;
-                return { loc: { kind: 'global', var: this.vocab.varOfField(e.field) }, field, type: e.type, range: e.range, text: field.name };
+                return { loc: { kind: 'global', map: this.vocab.varOfField(e.field) }, field, type: e.type, range: e.range, text: field.name };
             }
             case 'field': {
-                const obj = this.asLocal(evalPart(e.receiver), 'obj', out);
+                const obj = evalPart(e.receiver, 'obj');
                 const field = this.vocab.fields.get(e.field)!;
-                return { loc: { kind: 'field', var: this.vocab.varOfField(e.field), obj }, field, type: e.type, range: e.range, text: field.name };
+                return { loc: { kind: 'field', map: this.vocab.varOfField(e.field), obj }, field, type: e.type, range: e.range, text: field.name };
             }
             case 'index': {
-                const arr = this.asLocal(evalPart(e.array), 'arr', out);
-                const index = this.asLocal(evalPart(e.index), 'idx', out);
-                return { loc: { kind: 'elem', var: elemsVar(sortOfType(e.type)), arr, index }, type: e.type, range: e.range, text: 'array element' };
+                // The array's field (if read from one) protects its elements: remember it.
+                let via: { field: FieldModel; obj?: Term } | undefined;
+                let arr: Term;
+                if (!pure && (e.array.kind === 'field' || e.array.kind === 'global')) {
+                    const inner = this.location(e.array, frame, out);
+                    const r = this.readLoc(inner, frame);
+                    out.push(...r.cmds);
+                    arr = r.term;
+                    if (inner.field) via = { field: inner.field, obj: inner.loc.kind === 'field' ? inner.loc.obj : undefined };
+                } else {
+                    arr = evalPart(e.array, 'arr');
+                }
+                const index = evalPart(e.index, 'idx');
+                const elemSort = e.type.kind === 'null' ? 'Ref' : sortOfType(e.type);
+                const name = e.array.kind === 'field' || e.array.kind === 'global' ? `${e.array.field.split('.').pop()}[]` : 'array element';
+                return { loc: { kind: 'elem', map: elemsVar(elemSort), arr, index, via }, type: e.type, range: e.range, text: name };
             }
             case 'holder': {
-                const obj = evalPart(e.receiver);
+                const obj = evalPart(e.receiver, 'obj');
                 return { loc: { kind: 'holder', obj }, type: e.type, range: e.range, text: 'holder' };
             }
             default:
@@ -368,9 +391,9 @@ export class Lowerer {
     }
 
     /** Keep a computed value in a local so later steps see the value, not a re-evaluation. */
-    private asLocal(t: Term, hint: string, out: Cmd[]): Term {
+    private asLocal(t: Term, hint: string, out: Cmd[], type?: Type): Term {
         if (t.t === 'var' || t.t === 'int' || t.t === 'bool') return t;
-        const name = this.fresh(hint, T.sortOf(t));
+        const name = this.fresh(hint, T.sortOf(t), type);
         out.push({ k: 'local', var: name, value: t });
         return this.localTerm(name);
     }
@@ -382,7 +405,7 @@ export class Lowerer {
             return [{ k: 'assert', cond: T.ne(loc.obj, T.NULL), check: this.check('null', l.range, `possible null dereference: the object whose '${l.text}' is accessed may be null`, frame) }];
         }
         if (loc.kind === 'elem') {
-            const len = T.call(LEN, 'Int', loc.arr);
+            const len = lengthOf(loc.arr);
             return [
                 { k: 'assert', cond: T.ne(loc.arr, T.NULL), check: this.check('null', l.range, 'possible null dereference: the array may be null', frame) },
                 {
@@ -399,65 +422,77 @@ export class Lowerer {
 
     private locValue(loc: Loc): Term {
         switch (loc.kind) {
-            case 'global': return this.stateTerm(loc.var);
-            case 'field': return T.select(this.stateTerm(loc.var), loc.obj);
-            case 'elem': return T.select(T.select(this.stateTerm(loc.var), loc.arr), loc.index);
-            case 'holder': return T.select(this.stateTerm(HOLDER), loc.obj);
+            case 'global': return this.read(loc.map, []);
+            case 'field': return this.read(loc.map, [loc.obj]);
+            case 'elem': return this.read(loc.map, [loc.arr, loc.index]);
+            case 'holder': return holderOf(loc.obj);
             case 'all': throw new Error('a whole map is not a value');
         }
     }
 
     private locStore(loc: Loc, value: Term): OpCmd {
         switch (loc.kind) {
-            case 'global': return { k: 'set', var: loc.var, value };
-            case 'field': return { k: 'set', var: loc.var, value: T.store(this.stateTerm(loc.var), loc.obj, value) };
-            case 'elem': {
-                const m = this.stateTerm(loc.var);
-                return { k: 'set', var: loc.var, value: T.store(m, loc.arr, T.store(T.select(m, loc.arr), loc.index, value)) };
-            }
-            case 'holder': return { k: 'set', var: HOLDER, value: T.store(this.stateTerm(HOLDER), loc.obj, value) };
+            case 'global': return { k: 'store', map: loc.map, keys: [], value };
+            case 'field': return { k: 'store', map: loc.map, keys: [loc.obj], value };
+            case 'elem': return { k: 'store', map: loc.map, keys: [loc.arr, loc.index], value };
+            case 'holder': return { k: 'store', map: HOLDER, keys: [loc.obj], value };
             case 'all': throw new Error('cannot store a whole map');
         }
     }
 
-    /** A reference read from the heap is null or an allocated object of the static type. */
-    private typing(t: Term, type: Type): OpCmd[] {
-        if (type.kind !== 'class' && type.kind !== 'array') return [];
-        return [{ k: 'assume', cond: T.or(T.eq(t, T.NULL), T.and(T.select(this.stateTerm(ALLOC), t), T.eq(T.call(DTYPE, 'Int', t), T.int(this.vocab.typeId(type))))) }];
+    /** The object a location belongs to (for privacy), if any. */
+    private objectOf(loc: Loc): Term | undefined {
+        return loc.kind === 'field' || loc.kind === 'holder' ? loc.obj : loc.kind === 'elem' ? loc.arr : undefined;
     }
 
     private readLoc(l: LocInfo, frame: MethodFrame): { cmds: Cmd[]; term: Term } {
-        const tmp = this.fresh(`read_${l.text}`, sortOfType(l.type));
+        // A final field never changes after initialization: its value is read without a step.
+        if (l.field?.isFinal && this.target.kind !== 'init') {
+            const cmds: Cmd[] = [];
+            if (l.loc.kind === 'field') cmds.push({ k: 'checkLocal', cond: T.ne(l.loc.obj, T.NULL), check: this.check('null', l.range, `possible null dereference: the object whose '${l.text}' is accessed may be null`, frame) });
+            const tmp = this.fresh(`final_${l.text}`, sortOfType(l.type), l.type);
+            cmds.push({ k: 'local', var: tmp, value: this.locValue(l.loc) });
+            return { cmds, term: this.localTerm(tmp) };
+        }
+        const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
         const t = this.localTerm(tmp);
         const cmd = this.op('read', l.range, frame, [this.access(l.loc, false, l.field, l.range, l.text)], [
             ...this.locChecks(l, frame),
-            { k: 'set', var: tmp, value: this.locValue(l.loc) },
+            { k: 'local', var: tmp, value: this.locValue(l.loc) },
             ...this.typing(t, l.type),
         ], `read of ${l.text}`);
         return { cmds: [cmd], term: t };
     }
 
+    /** A reference read from the heap is null or an allocated object of its static type. */
+    private typing(t: Term, type: Type): OpCmd[] {
+        const w = wellTyped(this.vocab, t, type);
+        return w.t === 'bool' ? [] : [{ k: 'assume', cond: w }];
+    }
+
     private writeLoc(l: LocInfo, value: Term, range: Range, frame: MethodFrame): Cmd {
-        const priv = l.loc.kind === 'field' ? l.loc.obj : l.loc.kind === 'elem' ? l.loc.arr : undefined;
+        const obj = this.objectOf(l.loc);
         return this.op('write', range, frame, [this.access(l.loc, true, l.field, l.range, l.text)], [
             ...this.locChecks(l, frame),
             this.locStore(l.loc, value),
-            ...this.publishIfRef(l.type, priv ? T.ne(T.select(this.stateTerm(OWNER), priv), this.target.tid) : T.TRUE),
+            ...this.publishIfRef(l.type, obj),
         ], `write of ${l.text}`);
     }
 
     /**
      * Storing a reference into a shared location publishes every object the
-     * thread has allocated and not yet published (docs/semantics.md).
+     * thread has allocated and not yet published (docs/semantics.md); storing
+     * it into a field of an object private to the thread publishes nothing.
      */
-    private publishIfRef(type: Type, shared: Term): OpCmd[] {
+    private publishIfRef(type: Type, into: Term | undefined): OpCmd[] {
         if (type.kind !== 'class' && type.kind !== 'array' && type.kind !== 'null') return [];
-        // During initialization every object is allocated by thread 0, i.e. published already.
-        if (this.target.kind === 'init') return [];
-        const owner = this.stateTerm(OWNER);
+        // During initialization every object is published already.
+        if (this.target.kind === 'init' || !this.vocab.has(OWNER)) return [];
+        const tid = this.target.tid;
         const r = T.v('r!pub', 'Ref');
-        const published = T.lambda('r!pub', 'Ref', T.ite(T.and(shared, T.eq(T.select(owner, r), this.target.tid)), T.int(0), T.select(owner, r)));
-        return [{ k: 'set', var: OWNER, value: published }];
+        const shared = into ? T.ne(ownerOf(into), tid) : T.TRUE;
+        const owner = ownerOf(r);
+        return [{ k: 'update', map: OWNER, params: [{ name: 'r!pub', sort: 'Ref' }], value: T.ite(T.and(shared, T.eq(owner, tid)), T.int(0), owner) }];
     }
 
     // ------------------------------------------------------------ atomic blocks
@@ -475,21 +510,21 @@ export class Lowerer {
             switch (s.kind) {
                 case 'block': out.push(...this.atomicStmts(s.body, frame, accesses)); break;
                 case 'local': {
-                    const name = this.fresh(s.decl.id, sortOfType(s.decl.type));
+                    const name = this.fresh(s.decl.id, sortOfType(s.decl.type), s.decl.type);
                     frame.vars.set(s.decl.id, name);
-                    out.push({ k: 'set', var: name, value: s.init ? this.atomicExpr(s.init, frame, accesses, out) : defaultValue(s.decl.type) });
+                    out.push({ k: 'local', var: name, value: s.init ? this.atomicExpr(s.init, frame, accesses, out) : defaultValue(s.decl.type) });
                     break;
                 }
                 case 'assign': {
                     const t = s.target;
                     const valueOf = (old: Term | undefined): Term => {
                         if (s.op === '++' || s.op === '--') return T.arith(s.op === '++' ? '+' : '-', old!, T.int(1));
-                        const v = this.atomicExpr(s.value!, frame, accesses, out);
-                        return s.op === '=' ? v : T.arith(s.op === '+=' ? '+' : '-', old!, v);
+                        const val = this.atomicExpr(s.value!, frame, accesses, out);
+                        return s.op === '=' ? val : T.arith(s.op === '+=' ? '+' : '-', old!, val);
                     };
                     if (t.kind === 'var') {
                         const name = frame.vars.get(t.id)!;
-                        out.push({ k: 'set', var: name, value: valueOf(this.localTerm(name)) });
+                        out.push({ k: 'local', var: name, value: valueOf(this.localTerm(name)) });
                         break;
                     }
                     const l = this.atomicLocation(t, frame, accesses, out);
@@ -497,8 +532,7 @@ export class Lowerer {
                     const value = valueOf(s.op === '=' ? undefined : this.locValue(l.loc));
                     accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
                     out.push(this.locStore(l.loc, value));
-                    const priv = l.loc.kind === 'field' ? l.loc.obj : l.loc.kind === 'elem' ? l.loc.arr : undefined;
-                    out.push(...this.publishIfRef(l.type, priv ? T.ne(T.select(this.stateTerm(OWNER), priv), this.target.tid) : T.TRUE));
+                    out.push(...this.publishIfRef(l.type, this.objectOf(l.loc)));
                     break;
                 }
                 case 'if': {
@@ -532,14 +566,16 @@ export class Lowerer {
         switch (e.kind) {
             case 'global': {
                 const field = this.vocab.fields.get(e.field)!;
-                return { loc: { kind: 'global', var: this.vocab.varOfField(e.field) }, field, type: e.type, range: e.range, text: field.name };
+                return { loc: { kind: 'global', map: this.vocab.varOfField(e.field) }, field, type: e.type, range: e.range, text: field.name };
             }
             case 'field': {
                 const field = this.vocab.fields.get(e.field)!;
-                return { loc: { kind: 'field', var: this.vocab.varOfField(e.field), obj: part(e.receiver) }, field, type: e.type, range: e.range, text: field.name };
+                return { loc: { kind: 'field', map: this.vocab.varOfField(e.field), obj: part(e.receiver) }, field, type: e.type, range: e.range, text: field.name };
             }
-            case 'index':
-                return { loc: { kind: 'elem', var: elemsVar(sortOfType(e.type)), arr: part(e.array), index: part(e.index) }, type: e.type, range: e.range, text: 'array element' };
+            case 'index': {
+                const elemSort = e.type.kind === 'null' ? 'Ref' : sortOfType(e.type);
+                return { loc: { kind: 'elem', map: elemsVar(elemSort), arr: part(e.array), index: part(e.index) }, type: e.type, range: e.range, text: 'array element' };
+            }
             case 'holder':
                 return { loc: { kind: 'holder', obj: part(e.receiver) }, type: e.type, range: e.range, text: 'holder' };
             default:
@@ -560,20 +596,20 @@ export class Lowerer {
             case 'length': {
                 const a = sub(e.array);
                 out.push({ k: 'assert', cond: T.ne(a, T.NULL), check: this.check('null', e.range, 'possible null dereference: the array may be null', frame) });
-                return T.call(LEN, 'Int', a);
+                return lengthOf(a);
             }
             case 'unary': return e.op === '!' ? T.not(sub(e.operand)) : T.neg(sub(e.operand));
             case 'binary': {
                 const l = sub(e.left), r = sub(e.right);
                 if (e.op === '/' || e.op === '%') {
-                    out.push({ k: 'assert', cond: T.ne(r, T.int(0)), check: this.check('div-zero', e.range, `possible division by zero`, frame) });
+                    out.push({ k: 'assert', cond: T.ne(r, T.int(0)), check: this.check('div-zero', e.range, `possible ${e.op === '/' ? 'division' : 'remainder'} by zero`, frame) });
                 }
                 return binary(e.op, l, r);
             }
             case 'cond': return T.ite(sub(e.cond), sub(e.then), sub(e.else));
             case 'nondet': {
                 const n = this.fresh('nondet', 'Bool');
-                out.push({ k: 'havoc', vars: [n] });
+                out.push({ k: 'havocLocal', vars: [n] });
                 return this.localTerm(n);
             }
             case 'cas': {
@@ -582,8 +618,8 @@ export class Lowerer {
                 const expected = sub(e.expected), update = sub(e.update);
                 accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
                 const ok = this.fresh('cas', 'Bool');
-                out.push({ k: 'set', var: ok, value: T.eq(this.locValue(l.loc), expected) });
-                out.push({ k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update)], else: [] });
+                out.push({ k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) });
+                out.push({ k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc))], else: [] });
                 return this.localTerm(ok);
             }
             case 'call': case 'new': case 'newArray':
@@ -603,16 +639,15 @@ export class Lowerer {
             case 'global': case 'field': case 'index': case 'holder': {
                 const cmds: Cmd[] = [];
                 const l = this.location(e, frame, cmds);
-                // final fields cannot change after initialization: reading one is not a step that can race
                 const r = this.readLoc(l, frame);
                 return { cmds: [...cmds, ...r.cmds], term: r.term };
             }
             case 'length': {
                 const a = this.expr(e.array, frame);
-                const arr = this.asLocal(a.term, 'arr', a.cmds);
+                const arr = this.asLocal(a.term, 'arr', a.cmds, e.array.type);
                 return {
                     cmds: [...a.cmds, { k: 'checkLocal', cond: T.ne(arr, T.NULL), check: this.check('null', e.range, 'possible null dereference: the array may be null', frame) }],
-                    term: T.call(LEN, 'Int', arr),
+                    term: lengthOf(arr),
                 };
             }
             case 'unary': {
@@ -624,7 +659,7 @@ export class Lowerer {
                 const c = this.expr(e.cond, frame);
                 const a = this.expr(e.then, frame), b = this.expr(e.else, frame);
                 if (a.cmds.length === 0 && b.cmds.length === 0) return { cmds: c.cmds, term: T.ite(c.term, a.term, b.term) };
-                const res = this.fresh('cond', T.sortOf(a.term));
+                const res = this.fresh('cond', T.sortOf(a.term), e.type);
                 return {
                     cmds: [...c.cmds, { k: 'if', cond: c.term, then: [...a.cmds, { k: 'local', var: res, value: a.term }], else: [...b.cmds, { k: 'local', var: res, value: b.term }] }],
                     term: this.localTerm(res),
@@ -651,14 +686,14 @@ export class Lowerer {
             const res = this.fresh('sc', 'Bool');
             const left = this.asLocal(l.term, 'lhs', l.cmds);
             const evalRight: Cmd[] = [...r.cmds, { k: 'local', var: res, value: r.term }];
-            const skip: Cmd[] = [{ k: 'local', var: res, value: e.op === '||' ? T.TRUE : e.op === '&&' ? T.FALSE : T.TRUE }];
+            const skip: Cmd[] = [{ k: 'local', var: res, value: e.op === '&&' ? T.FALSE : T.TRUE }];
             const cmds: Cmd[] = [...l.cmds, e.op === '||'
                 ? { k: 'if', cond: left, then: skip, else: evalRight }
                 : { k: 'if', cond: left, then: evalRight, else: skip }];
             return { cmds, term: this.localTerm(res) };
         }
         const cmds = [...l.cmds];
-        const left = r.cmds.length > 0 ? this.asLocal(l.term, 'lhs', cmds) : l.term;
+        const left = r.cmds.length > 0 ? this.asLocal(l.term, 'lhs', cmds, e.left.type) : l.term;
         cmds.push(...r.cmds);
         if (e.op === '/' || e.op === '%') {
             cmds.push({ k: 'checkLocal', cond: T.ne(r.term, T.int(0)), check: this.check('div-zero', e.range, `possible ${e.op === '/' ? 'division' : 'remainder'} by zero`, frame, [['divisor', r.term]]) });
@@ -671,16 +706,15 @@ export class Lowerer {
         const l = this.location(e.target, frame, cmds);
         const ex = this.expr(e.expected, frame);
         cmds.push(...ex.cmds);
-        const expected = this.asLocal(ex.term, 'expected', cmds);
+        const expected = this.asLocal(ex.term, 'expected', cmds, e.expected.type);
         const up = this.expr(e.update, frame);
         cmds.push(...up.cmds);
-        const update = this.asLocal(up.term, 'update', cmds);
+        const update = this.asLocal(up.term, 'update', cmds, e.update.type);
         const ok = this.fresh('cas', 'Bool');
-        const priv = l.loc.kind === 'field' ? l.loc.obj : l.loc.kind === 'elem' ? l.loc.arr : undefined;
         cmds.push(this.op('cas', e.range, frame, [this.access(l.loc, false, l.field, l.range, l.text, true), this.access(l.loc, true, l.field, l.range, l.text, true)], [
             ...this.locChecks(l, frame),
-            { k: 'set', var: ok, value: T.eq(this.locValue(l.loc), expected) },
-            { k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, priv ? T.ne(T.select(this.stateTerm(OWNER), priv), this.target.tid) : T.TRUE)], else: [] },
+            { k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) },
+            { k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc))], else: [] },
         ], `cas on ${l.text}`));
         return { cmds, term: this.localTerm(ok) };
     }
@@ -691,52 +725,56 @@ export class Lowerer {
     private allocObject(className: string, range: Range, frame: MethodFrame): { cmds: Cmd[]; term: Term } {
         const cls = this.vocab.classes.get(className);
         if (!cls) throw new LoweringError(`unknown class ${className}`, range);
-        const r = this.fresh(`new_${className}`, 'Ref');
+        const type: Type = { kind: 'class', name: className };
+        const r = this.fresh(`new_${className}`, 'Ref', type);
         const obj = this.localTerm(r);
-        const body: OpCmd[] = [
-            { k: 'havoc', vars: [r] },
-            ...this.freshObject(obj, { kind: 'class', name: className }),
-        ];
-        for (const f of cls.fields.filter(f => !f.isStatic)) {
-            body.push({ k: 'set', var: this.vocab.varOfField(f.id), value: T.store(this.stateTerm(this.vocab.varOfField(f.id)), obj, defaultValue(f.type)) });
+        const body: OpCmd[] = [{ k: 'havocLocal', vars: [r] }, ...this.freshObject(obj, type)];
+        for (const f of cls.fields.filter(x => !x.isStatic)) {
+            body.push({ k: 'store', map: this.vocab.varOfField(f.id), keys: [obj], value: defaultValue(f.type) });
         }
-        const cmds: Cmd[] = [this.op('alloc', range, frame, [], body, `new ${className}()`)];
+        const cmds: Cmd[] = [this.op('alloc', range, frame, [], body, `new ${className}()`, { fresh: [obj] })];
         // Field initializers run with `this` = the new object (still private: never racy).
         const initFrame: MethodFrame = { ...frame, thisTerm: obj, vars: new Map(), loops: [], monitors: [] };
-        for (const f of cls.fields.filter(f => !f.isStatic && f.init)) {
-            const v = this.expr(f.init!, initFrame);
-            cmds.push(...v.cmds);
-            const l: LocInfo = { loc: { kind: 'field', var: this.vocab.varOfField(f.id), obj }, field: f, type: f.type, range: f.range, text: f.name };
-            cmds.push(this.writeLoc(l, v.term, f.range, initFrame));
+        for (const f of cls.fields.filter(x => !x.isStatic && x.init)) {
+            const val = this.expr(f.init!, initFrame);
+            cmds.push(...val.cmds);
+            const l: LocInfo = { loc: { kind: 'field', map: this.vocab.varOfField(f.id), obj }, field: f, type: f.type, range: f.range, text: f.name };
+            const w = this.writeLoc(l, this.asLocal(val.term, 'init', cmds, f.type), f.range, initFrame) as Extract<Cmd, { k: 'op' }>;
+            w.op.label = `initializer of ${f.name}`;
+            cmds.push(w);
         }
         return { cmds, term: obj };
     }
 
     private freshObject(obj: Term, type: Type): OpCmd[] {
-        const tid = this.target.tid;
+        const owner = this.target.kind === 'init' ? T.int(0) : this.target.tid;
         return [
-            { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(T.select(this.stateTerm(ALLOC), obj)), T.eq(T.call(DTYPE, 'Int', obj), T.int(this.vocab.typeId(type)))) },
-            { k: 'set', var: ALLOC, value: T.store(this.stateTerm(ALLOC), obj, T.TRUE) },
-            { k: 'set', var: OWNER, value: T.store(this.stateTerm(OWNER), obj, tid) },
-            ...(this.vocab.has(HOLDER) ? [{ k: 'set' as const, var: HOLDER, value: T.store(this.stateTerm(HOLDER), obj, T.int(0)) }] : []),
+            { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(allocated(obj)), T.eq(dtypeOf(obj), T.int(this.vocab.typeId(type)))) },
+            { k: 'store', map: ALLOC, keys: [obj], value: T.TRUE },
+            { k: 'store', map: OWNER, keys: [obj], value: owner },
+            { k: 'store', map: HOLDER, keys: [obj], value: T.int(0) },
         ];
     }
 
     private allocArray(e: Extract<Expr, { kind: 'newArray' }>, frame: MethodFrame): { cmds: Cmd[]; term: Term } {
         const size = this.expr(e.size, frame);
         const n = this.asLocal(size.term, 'size', size.cmds);
-        const r = this.fresh('new_array', 'Ref');
+        const type: Type = { kind: 'array', element: e.element };
+        const r = this.fresh('new_array', 'Ref', type);
         const arr = this.localTerm(r);
-        const elemSort = sortOfType(e.element);
-        const elems = elemsVar(elemSort);
+        const elems = elemsVar(sortOfType(e.element));
+        const [a, i] = keyParams(this.vocab, elems, 'k!new');
         const body: OpCmd[] = [
             { k: 'assert', cond: T.cmp('>=', n, T.int(0)), check: this.check('bounds', e.size.range, 'the array size may be negative', frame, [['size', n]]) },
-            { k: 'havoc', vars: [r] },
-            ...this.freshObject(arr, { kind: 'array', element: e.element }),
-            { k: 'assume', cond: T.eq(T.call(LEN, 'Int', arr), n) },
-            { k: 'set', var: elems, value: T.store(this.stateTerm(elems), arr, T.constArray('Int', defaultValue(e.element))) },
+            { k: 'havocLocal', vars: [r] },
+            ...this.freshObject(arr, type),
+            { k: 'assume', cond: T.eq(lengthOf(arr), n) },
+            {
+                k: 'update', map: elems, params: [a, i],
+                value: T.ite(T.eq(T.v(a.name, 'Ref'), arr), defaultValue(e.element), this.read(elems, [T.v(a.name, 'Ref'), T.v(i.name, 'Int')])),
+            },
         ];
-        return { cmds: [...size.cmds, this.op('alloc', e.range, frame, [], body, `new ${typeString(e.element)}[]`)], term: arr };
+        return { cmds: [...size.cmds, this.op('alloc', e.range, frame, [], body, `new ${typeString(e.element)}[]`, { fresh: [arr] })], term: arr };
     }
 
     // ------------------------------------------------------------ calls
@@ -749,17 +787,19 @@ export class Lowerer {
         if (e.receiver) {
             const r = this.expr(e.receiver, frame);
             cmds.push(...r.cmds);
-            receiver = this.asLocal(r.term, 'recv', cmds);
+            receiver = this.asLocal(r.term, 'recv', cmds, e.receiver.type);
             cmds.push({ k: 'checkLocal', cond: T.ne(receiver, T.NULL), check: this.check('null', e.receiver.range, `possible null dereference: the receiver of '${m.name}' may be null`, frame) });
+        } else if (!m.isStatic && m.owner) {
+            receiver = frame.thisTerm; // an instance method called on this
         }
         const args: Term[] = [];
-        for (const a of e.args) {
-            const v = this.expr(a, frame);
-            cmds.push(...v.cmds);
-            args.push(this.asLocal(v.term, 'arg', cmds));
-        }
+        e.args.forEach((a, i) => {
+            const val = this.expr(a, frame);
+            cmds.push(...val.cmds);
+            args.push(this.asLocal(val.term, 'arg', cmds, m.params[i]?.type));
+        });
         const chain = [...frame.chain, { method: m.id, range: e.range }];
-        const resultVar = m.returnType.kind === 'void' ? undefined : this.fresh(`result_${m.name}`, sortOfType(m.returnType));
+        const resultVar = m.returnType.kind === 'void' ? undefined : this.fresh(`result_${m.name}`, sortOfType(m.returnType), m.returnType);
         if (m.abstraction) {
             cmds.push(...this.inlineAbstraction(m, m.abstraction, receiver, args, resultVar, e.range, frame));
         } else {
@@ -768,11 +808,14 @@ export class Lowerer {
             callee.resultVar = resultVar;
             const bind: Cmd[] = [];
             m.params.forEach((p, i) => {
-                const name = this.fresh(p.id, sortOfType(p.type));
+                const name = this.fresh(p.id, sortOfType(p.type), p.type);
                 callee.vars.set(p.id, name);
                 bind.push({ k: 'local', var: name, value: args[i] });
             });
+            const saved = this.pendingWitness;
+            this.pendingWitness = undefined;
             const body = this.withMonitor(m, callee, receiver, () => this.stmts(m.body, callee));
+            this.pendingWitness = saved;
             cmds.push(...bind, { k: 'scope', label: callee.exitLabel, body });
         }
         return { cmds, term: resultVar ? this.localTerm(resultVar) : T.TRUE };
@@ -786,55 +829,64 @@ export class Lowerer {
     private inlineAbstraction(m: MethodModel, abs: AbstractionModel, receiver: Term | undefined, args: Term[], resultVar: string | undefined, range: Range, frame: MethodFrame): Cmd[] {
         const instance = this.inlineCount++;
         const vars = new Map<string, string>();
-        const argLocals: Cmd[] = [];
+        const out: Cmd[] = [];
         m.params.forEach((p, i) => {
-            const name = this.fresh(p.id, sortOfType(p.type));
+            const name = this.fresh(p.id, sortOfType(p.type), p.type);
             vars.set(p.id, name);
-            argLocals.push({ k: 'local', var: name, value: args[i] });
+            out.push({ k: 'local', var: name, value: args[i] });
         });
         const callFrame: MethodFrame = { ...frame, vars, thisTerm: receiver };
-        const oldPrefix = `old${instance}~`;
+        const oldState = `old${instance}`;
         const base = this.ctx(callFrame);
-        const oldCtx: TrContext = { ...base, state: (name: string) => T.v(oldPrefix + name, this.vocab.sortOfVar(name)) };
-        const out: Cmd[] = [...argLocals];
         for (const r of abs.requires) {
             out.push({
                 k: 'checkState', cond: translate(r.expr, base),
                 check: { ...this.check('abstraction', range, `the precondition '${r.text}' of '${m.name}' may not hold at this call`, frame), related: { range: r.range, message: `precondition of '${m.name}'` } },
             });
         }
-        out.push({ k: 'snapshot', prefix: oldPrefix });
-        const actions = abstractionActions(this.vocab, m, abs, { ...base, old: oldCtx }, this.target.tid);
+        out.push({ k: 'snapshot', name: oldState });
+        const actionOp = (a: Action, step: number | 'stutter'): Cmd => {
+            const ctx: TrContext = { ...base, pre: OP_PRE, old: { ...base, pre: oldState } };
+            const frameInfo = frameOf(this.vocab, a, ctx);
+            const body: OpCmd[] = [];
+            const accesses: Access[] = [];
+            for (const [map, where] of frameInfo) {
+                const params = keyParams(this.vocab, map, `k!${map}!`);
+                const key0 = params.length > 0 ? T.v(params[0].name, params[0].sort) : undefined;
+                body.push({ k: 'havocMap', map, params, where: where === 'all' || !key0 ? T.TRUE : T.or(...where.map(o => T.eq(key0, o))) });
+                const sv = this.vocab.stateVar(map);
+                const loc: Loc = sv.kind === 'global' ? { kind: 'global', map } : { kind: 'all', map };
+                accesses.push({ loc, write: true, sync: true, field: sv.field, range, text: sv.field?.name ?? map });
+            }
+            body.push({ k: 'assume', cond: actionPredicate(a, ctx) });
+            const label = step === 'stutter' ? `stutter of '${m.name}'` : `step ${step} of '${m.name}'`;
+            return this.op(step === 'stutter' ? 'stutter' : 'step', range, frame, accesses, body, label, { abstraction: { method: m, step } });
+        };
         const stutter = (): Cmd[] => {
-            if (!actions.stutter) return [];
+            if (!abs.stutter) return [];
             const label = this.label('stutter');
             const choice = this.fresh('choice', 'Bool');
             return [{
                 k: 'loop', label, invariants: [], range,
-                body: [{ k: 'havocLocal', vars: [choice] }, { k: 'if', cond: this.localTerm(choice), then: [{ k: 'break', label }], else: [] },
-                    this.op('stutter', range, frame, actions.stutter.accesses(range), actions.stutter.body, `stutter of '${m.name}'`)],
+                body: [{ k: 'havocLocal', vars: [choice] }, { k: 'if', cond: this.localTerm(choice), then: [{ k: 'break', label }], else: [] }, actionOp(abs.stutter, 'stutter')],
             }];
         };
-        actions.steps.forEach((step, i) => {
+        abs.steps.forEach((step, i) => {
             out.push(...stutter());
-            out.push(this.op('step', range, frame, step.accesses(range), step.body, `step ${i + 1} of '${m.name}'`));
+            out.push(actionOp(step, i + 1));
         });
         out.push(...stutter());
         if (resultVar) out.push({ k: 'havocLocal', vars: [resultVar] });
         const resultTerm = resultVar ? this.localTerm(resultVar) : undefined;
         for (const en of abs.ensures) {
-            out.push({ k: 'assumeState', cond: translate(en.expr, { ...base, old: oldCtx, result: resultTerm }) });
+            out.push({ k: 'assumeState', cond: translate(en.expr, { ...base, old: { ...base, pre: oldState }, result: resultTerm }) });
+        }
+        if (resultVar && m.returnType.kind !== 'int' && m.returnType.kind !== 'boolean') {
+            const w = wellTyped(this.vocab, this.localTerm(resultVar), m.returnType);
+            if (w.t !== 'bool') out.push({ k: 'assumeState', cond: w });
         }
         return out;
     }
-}
-
-interface LocInfo {
-    loc: Loc;
-    field?: FieldModel;
-    type: Type;
-    range: Range;
-    text: string;
 }
 
 export function defaultValue(t: Type): Term {
@@ -844,6 +896,3 @@ export function defaultValue(t: Type): Term {
         default: return T.NULL;
     }
 }
-
-export type { Clause };
-export { preName };

@@ -1,19 +1,20 @@
-import type { Vocabulary } from '../heap/vocabulary.js';
-import { LEN } from '../heap/vocabulary.js';
+import { ALLOC, HOLDER, OWNER, allocated, holderOf, lengthOf, ownerOf, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
-import type { Sort, Term } from '../smt/term.js';
+import type { Term } from '../smt/term.js';
 import type { Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { guardTerm, type Guard } from '../spec/environment.js';
 
 export interface CandidateInput {
     vocab: Vocabulary;
     body: Cmd[];
-    /** Prefix of the state snapshot taken at loop entry. */
-    entryPrefix: string;
     locals: Map<string, LocalDecl>;
-    vars: Map<string, Sort>;
-    /** The state variables this check uses. */
-    stateNames: Set<string>;
+    /** Locals assigned in the loop (havocked at its head). */
+    modifiedLocals: Set<string>;
+    /** State variables havocked at the head (the others follow the environment from the entry state). */
+    havocked: Set<string>;
+    /** The state at loop entry, for "unchanged since the loop began". */
+    entryState: string;
+    /** Locals with a value at loop entry. */
     definedLocals: Set<string>;
     tid: Term;
     guards: Map<string, Guard>;
@@ -26,58 +27,74 @@ export interface Candidate {
     text: string;
 }
 
-const MAX_CANDIDATES = 700;
+const MAX_CANDIDATES = 400;
 
 /**
  * Houdini candidates for a loop (pipeline stage 5): comparisons found in the
  * loop's conditions and checks, each int variable against the constants and
- * the other int terms in scope, non-null references, `pc == k`, `writable_if`
- * guards at the objects the loop touches, and "unchanged since the loop
- * began" for shared terms. Houdini keeps the ones that are inductive.
+ * the other int terms in scope, non-null references, `pc == k`, monitor and
+ * privacy facts of the objects in scope, `writable_if` guards at the objects
+ * the loop touches, and "unchanged since the loop began" for havocked shared
+ * locations. Only candidates over something the loop head changes are made
+ * (the rest is kept anyway). Houdini keeps the ones that are inductive.
  */
 export function loopCandidates(input: CandidateInput): Candidate[] {
     const { vocab } = input;
-    const isState = (name: string) => input.stateNames.has(name);
-    const isProgramLocal = (name: string) => name.startsWith('l~') && (name.includes('@') || name.includes('~result_'));
-    const usable = (t: Term) => [...T.freeVars(t)].every(v => isState(v) || (input.vars.has(v) && v.startsWith('l~')) || v === 'tid' || v === input.pc?.name || v === 'null');
+    const isLocal = (name: string) => input.locals.has(name);
+    const changes = (t: Term): boolean => {
+        for (const name of T.freeVars(t)) if (input.modifiedLocals.has(name) || name === input.pc?.name) return true;
+        for (const r of T.readsOf(t)) if (r.state === undefined && input.havocked.has(r.map)) return true;
+        return false;
+    };
+    // Usable in a candidate: tid, pc, reads in the current state, and the locals that hold a value at
+    // the head: those defined before the loop that it does not change, and the program's variables it
+    // changes (temporaries the loop assigns are dead at its head).
+    const live = (name: string) => input.modifiedLocals.has(name) ? isSourceVariable(name) : input.definedLocals.has(name);
+    const usable = (t: Term): boolean => {
+        for (const name of T.freeVars(t)) {
+            if (name === 'tid' || name === 'null' || name === input.pc?.name) continue;
+            if (!isLocal(name) || !live(name)) return false;
+        }
+        return T.readsOf(t).every(r => r.state === undefined);
+    };
     const intAtoms = new Map<string, Term>();
     const refAtoms = new Map<string, Term>();
     const comparisons = new Map<string, Term>();
     const constants = new Set<bigint>([0n, 1n]);
-    const stateAtoms = new Map<string, { term: Term; map: string; obj: Term }>();
+    const stateAtoms = new Map<string, Extract<Term, { t: 'read' }>>();
 
     const addAtom = (t: Term) => {
-        const sort = T.sortOf(t);
         if (!usable(t)) return;
-        const key = T.toSmt(t);
-        if (sort === 'Int') intAtoms.set(key, t);
-        else if (sort === 'Ref') refAtoms.set(key, t);
+        const sort = T.sortOf(t);
+        if (sort === 'Int') intAtoms.set(T.key(t), t);
+        else if (sort === 'Ref') refAtoms.set(T.key(t), t);
     };
     const visitTerm = (t: Term) => {
         switch (t.t) {
             case 'int': if (t.value >= -16n && t.value <= 1024n) constants.add(t.value); return;
-            case 'var':
-                if (isProgramLocal(t.name) || (t.name.startsWith('l~') && t.sort === 'Ref')) addAtom(t);
-                else if (isState(t.name) && typeof t.sort === 'string') addAtom(t);
+            case 'var': if (isLocal(t.name)) addAtom(t); return;
+            case 'read': {
+                t.keys.forEach(visitTerm);
+                const sv = vocab.vars.get(t.map);
+                if (!sv || sv.kind === 'alloc' || sv.kind === 'owner') return;
+                addAtom(t);
+                if (usable(t)) stateAtoms.set(T.key(t), t);
                 return;
+            }
             case 'app': {
-                if (t.fn === 'select' && t.args[0].t === 'var' && isState(t.args[0].name) && typeof t.sort === 'string') {
-                    addAtom(t);
-                    if (usable(t)) stateAtoms.set(T.toSmt(t), { term: t, map: t.args[0].name, obj: t.args[1] });
-                }
-                if (t.fn === LEN) addAtom(t);
-                if (['<', '<=', '>', '>=', '='].includes(t.fn) && usable(t) && t.args.every(a => typeof T.sortOf(a) === 'string')) comparisons.set(T.toSmt(t), t);
+                if (t.fn === 'len') addAtom(t);
+                if (['<', '<=', '>', '>=', '='].includes(t.fn) && t.args.every(a => T.sortOf(a) !== 'Bool') && usable(t)) comparisons.set(T.key(t), t);
                 t.args.forEach(visitTerm);
                 return;
             }
-            case 'quant': return;
             default: return;
         }
     };
     const visitOp = (cmds: OpCmd[]) => {
         for (const c of cmds) {
             if (c.k === 'assume' || c.k === 'assert') visitTerm(c.cond);
-            else if (c.k === 'set') visitTerm(c.value);
+            else if (c.k === 'local') { visitTerm(T.v(c.var, input.locals.get(c.var)?.sort ?? 'Int')); visitTerm(c.value); }
+            else if (c.k === 'store') { c.keys.forEach(visitTerm); visitTerm(c.value); }
             else if (c.k === 'if') { visitTerm(c.cond); visitOp(c.then); visitOp(c.else); }
         }
     };
@@ -89,56 +106,53 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
                 case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': visitTerm(c.cond); break;
                 case 'if': visitTerm(c.cond); visitCmds(c.then); visitCmds(c.else); break;
                 case 'loop': case 'scope': visitCmds(c.body); break;
+                default: break;
             }
         }
     };
     visitCmds(input.body);
     for (const t of input.userInvariants) visitTerm(t);
-    for (const name of input.definedLocals) {
-        if (!isProgramLocal(name)) continue;
-        const sort = input.locals.get(name)?.sort;
-        if (sort === 'Int' || sort === 'Ref') addAtom(T.v(name, sort));
+    for (const name of input.modifiedLocals) {
+        const d = input.locals.get(name);
+        if (d && (d.sort === 'Int' || d.sort === 'Ref')) addAtom(T.v(name, d.sort));
     }
-    // Lengths of the arrays in scope
-    for (const r of [...refAtoms.values()]) addAtom(T.call(LEN, 'Int', r));
+    for (const r of [...refAtoms.values()]) {
+        const type = r.t === 'var' ? input.locals.get(r.name)?.type : r.t === 'read' ? vocab.vars.get(r.map)?.field?.type : undefined;
+        if (type?.kind === 'array') addAtom(lengthOf(r));
+    }
 
-    // A candidate over variables the loop never changes is kept by the loop head anyway
-    // (only modified variables are havocked there): skip it.
-    const modified = assignedIn(input.body);
-    const changes = (cond: Term) => [...T.freeVars(cond)].some(v => isState(v) || modified.has(v) || v === input.pc?.name || v.startsWith(input.entryPrefix));
     const out = new Map<string, Candidate>();
     const add = (cond: Term, text?: string) => {
-        if (cond.t === 'bool') return;
-        if (!changes(cond)) return;
-        const key = T.toSmt(cond);
-        if (!out.has(key)) out.set(key, { cond, text: text ?? key });
+        if (cond.t === 'bool' || !changes(cond)) return;
+        const k = T.key(cond);
+        if (!out.has(k)) out.set(k, { cond, text: text ?? T.toSmt(cond) });
     };
     if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) add(T.eq(T.v(input.pc.name, 'Int'), T.int(k)), `pc == ${k}`);
     for (const c of comparisons.values()) add(c);
     for (const r of refAtoms.values()) {
         add(T.ne(r, T.NULL));
-        // allocation, privacy and monitor facts about the objects in scope
-        const st = (n: string) => T.v(n, vocab.sortOfVar(n));
-        if (!isState('alloc')) continue;
-        add(T.select(st('alloc'), r));
-        add(T.ne(T.select(st('owner'), r), input.tid));
-        add(T.eq(T.select(st('owner'), r), T.int(0)));
-        if (!isState('holder')) continue;
-        add(T.eq(T.select(st('holder'), r), input.tid));
-        add(T.ne(T.select(st('holder'), r), input.tid));
+        if (!vocab.has(ALLOC)) continue;
+        if (input.havocked.has(ALLOC)) add(allocated(r));
+        if (input.havocked.has(OWNER)) {
+            add(T.eq(ownerOf(r), T.int(0)));
+            add(T.ne(ownerOf(r), input.tid));
+        }
+        if (input.havocked.has(HOLDER)) {
+            add(T.eq(holderOf(r), input.tid));
+            add(T.ne(holderOf(r), input.tid));
+        }
     }
     // Guards of the fields the loop touches, at the objects it touches them.
-    for (const { map, obj } of stateAtoms.values()) {
-        const sv = vocab.vars.get(map);
+    for (const r of stateAtoms.values()) {
+        const sv = vocab.vars.get(r.map);
         const g = sv?.field ? input.guards.get(sv.field.id) : undefined;
-        if (g && !g.inferred && sv?.kind === 'field') add(guardTerm(vocab, g, n => T.v(n, vocab.sortOfVar(n)), input.tid, obj));
+        if (g && !g.inferred) add(guardTerm(vocab, g, undefined, input.tid, sv?.kind === 'field' ? r.keys[0] : undefined));
     }
     // Unchanged since the loop began.
-    for (const { term, map } of stateAtoms.values()) {
-        add(T.eq(term, T.substitute(term, new Map([[map, T.v(input.entryPrefix + map, vocab.sortOfVar(map))]]))));
-    }
-    for (const sv of vocab.allVars()) {
-        if (sv.kind === 'global' && isState(sv.name)) add(T.eq(T.v(sv.name, sv.sort), T.v(input.entryPrefix + sv.name, sv.sort)));
+    for (const r of stateAtoms.values()) {
+        if (!input.havocked.has(r.map)) continue;
+        const keysAtEntry = r.keys.every(k => !changes(k));
+        if (keysAtEntry) add(T.eq(r, T.read(r.map, r.keys, r.sort, input.entryState)));
     }
     const ints = [...intAtoms.values()];
     for (const a of ints) {
@@ -158,21 +172,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     return [...out.values()].slice(0, MAX_CANDIDATES);
 }
 
-/** Every variable a command list may assign (an over-approximation: any `var`/`vars` it names). */
-function assignedIn(cmds: Cmd[]): Set<string> {
-    const out = new Set<string>();
-    const seen = new Set<object>();
-    const walk = (x: unknown): void => {
-        if (x === null || typeof x !== 'object' || seen.has(x)) return;
-        seen.add(x);
-        if (Array.isArray(x)) { x.forEach(walk); return; }
-        const o = x as Record<string, unknown>;
-        if (typeof o.k === 'string') {
-            if (typeof o.var === 'string') out.add(o.var);
-            if (Array.isArray(o.vars)) for (const v of o.vars) if (typeof v === 'string') out.add(v);
-        }
-        for (const [key, value] of Object.entries(o)) if (key !== 'range' && key !== 'cond' && key !== 'value') walk(value);
-    };
-    walk(cmds);
-    return out;
+/** A variable of the program (its id has the front end's `name@line:col`), not a temporary of the lowering. */
+function isSourceVariable(name: string): boolean {
+    return /@\d+:\d+~\d+$/.test(name);
 }

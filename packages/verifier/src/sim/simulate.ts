@@ -1,24 +1,29 @@
-import type { MethodModel, Range, ThreadModel } from '../model/program.js';
-import { ALLOC, heapFacts, HOLDER, nullUnallocated, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import type { MethodModel, Range } from '../model/program.js';
+import {
+    ALLOC, allocated, elemsVar, heapFacts, HOLDER, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+} from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
-import { PRE, preName } from '../il/il.js';
-import type { Check, CheckKind, LoopInv, SCmd, SeqProgram } from '../vc/seq.js';
-import { clausesText, guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
-import { actionRelation, frameConstraint } from '../spec/abstraction.js';
+import { OP_PRE } from '../il/il.js';
+import type { Check, CheckKind, EnvStep, LoopInv, SCmd, SeqProgram } from './seq.js';
+import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, TID, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
+import { actionPredicate, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
 
 /** The specification a body is checked against. */
 export interface SimSpec {
     vocab: Vocabulary;
-    /** E(p), one step (race checks, guarantee). */
-    env: Conjunct[];
-    /** The reflexive-transitive relation used for E* (see check/closure.ts). */
-    envStar: Conjunct[];
-    inv: Conjunct[];
     guards: Map<string, Guard>;
+    /** E(p): one environment step (race checks). */
+    env: Conjunct[];
+    /** A reflexive-transitive over-approximation of E(p)* (solve/closure.ts): the environment steps. */
+    star: Conjunct[];
+    /** I(p): assumed after environment steps, checked after the thread's own steps. */
+    inv: Invariant[];
+    /** Every `environment` clause of the program: the thread's steps must satisfy them for every other thread. */
+    guarantee: Conjunct[];
     tid: Term;
     tidConstraint: Term;
 }
@@ -33,84 +38,40 @@ export interface AbstractionTarget {
     exitLabel: string;
 }
 
+const PC = 'pc';
+const ENTRY = 'entry';
+
 /**
  * Builds the simulation-checking program (pipeline stage 4, Calvin §5 and
- * checking.md Theorem 1): every atomic operation `{p}X` becomes `E*; checks;
- * X; guarantee; sim({p}X, W)`.
+ * checking.md Theorem 1): every atomic operation `{p}X` becomes
+ * `E*; race checks; X; guarantee; sim({p}X, W)`.
  */
 export class Simulator {
     private readonly checks: Check[] = [];
-    private readonly vars = new Map<string, Sort>();
+    private readonly locals: Map<string, LocalDecl>;
     private readonly constants = new Map<string, Sort>();
-    private components: Map<string, Set<string>>;
+    private abs?: AbstractionTarget & { steps: MethodModel['abstraction'] & object; ctx: TrContext };
     private fresh = 0;
-    private abs?: AbstractionTarget & { relStutter: Term; relSteps: Term[]; ctx: TrContext };
-    private readonly pc = 'pc';
-    private definedLocals = new Set<string>();
-    private stateNames: string[];
+    private maps: string[] = [];
+    /** Locals holding objects this thread allocated and has not published since (private for sure). */
+    private privateLocals = new Set<string>();
+    private defined = new Set<string>();
 
-    constructor(private readonly spec: SimSpec, private readonly locals: Map<string, LocalDecl>) {
-        for (const v of spec.vocab.allVars()) {
-            this.vars.set(v.name, v.sort);
-            this.vars.set(preName(v.name), v.sort);
-        }
-        this.stateNames = spec.vocab.allVars().map(v => v.name);
-        for (const l of locals.values()) this.vars.set(l.name, l.sort);
+    constructor(private readonly spec: SimSpec, locals: Map<string, LocalDecl>) {
+        this.locals = new Map(locals);
         this.constants.set('tid', 'Int');
-        this.components = components(spec.vocab, [...spec.env, ...spec.envStar, ...spec.inv]);
     }
 
     // ------------------------------------------------------------ entry points
 
-    /**
-     * Only the state variables the body, its specification and Init can touch
-     * take part (an unused field map is never havocked nor framed).
-     */
-    private restrictTo(cmds: Cmd[], extra: Term[] = []): void {
-        const vocab = this.spec.vocab;
-        const used = new Set<string>();
-        const addTerm = (t: Term) => { for (const v of stateVars(t, this.vars, vocab)) used.add(v); };
-        const walk = (cs: Cmd[]) => {
-            for (const c of cs) {
-                switch (c.k) {
-                    case 'op': {
-                        for (const v of opStateVars(c.op, this.vars, vocab)) used.add(v);
-                        for (const a of c.op.accesses) used.add(locVar(a));
-                        break;
-                    }
-                    case 'local': addTerm(c.value); break;
-                    case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': addTerm(c.cond); break;
-                    case 'if': addTerm(c.cond); walk(c.then); walk(c.else); break;
-                    case 'loop': c.invariants.forEach(i => addTerm(i.cond)); walk(c.body); break;
-                    case 'scope': walk(c.body); break;
-                }
-            }
-        };
-        walk(cmds);
-        extra.forEach(addTerm);
-        const conjuncts = [...this.spec.env, ...this.spec.envStar, ...this.spec.inv];
-        for (let changed = true; changed;) {
-            changed = false;
-            for (const c of conjuncts) {
-                if (c.construct || ![...c.vars].some(v => used.has(v)) || c.kind === 'builtin') continue;
-                for (const v of c.vars) if (!used.has(v)) { used.add(v); changed = true; }
-            }
-        }
-        // Ownership and allocation bookkeeping whenever objects are involved.
-        if ([...used].some(v => vocab.vars.get(v)?.kind !== 'global') && vocab.has(ALLOC)) { used.add(OWNER); used.add(ALLOC); }
-        this.stateNames = vocab.allVars().map(v => v.name).filter(n => used.has(n));
-        const comps = components(vocab, conjuncts);
-        this.components = new Map([...comps].filter(([v]) => used.has(v)).map(([v, set]) => [v, new Set([...set].filter(x => used.has(x)))]));
-    }
-
     /** Condition 4: a thread's body, from Init, simulated by its guarantee w.r.t. its environment. */
-    thread(t: ThreadModel, init: Cmd[], body: Cmd[]): SeqProgram {
-        void t;
-        this.restrictTo([...init, ...body], this.inv());
+    thread(init: Cmd[], body: Cmd[]): SeqProgram {
+        this.maps = this.usedMaps([...init, ...body]);
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
-        out.push(...this.initialStore(), ...this.cmds(init));
-        out.push(...this.inv().map(cond => ({ k: 'assume', cond }) as SCmd));
-        out.push(...this.cmds(body));
+        out.push(...this.initialStore(), ...this.cmds(init, true));
+        out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
+        this.privateLocals.clear();
+        out.push(...this.cmds(body, false));
         return this.program(out);
     }
 
@@ -118,48 +79,41 @@ export class Simulator {
     abstraction(target: AbstractionTarget, body: Cmd[]): SeqProgram {
         const m = target.method;
         const abs = m.abstraction!;
-        this.restrictTo(body, this.inv());
-        this.vars.set(this.pc, 'Int');
-        const ctx = this.methodCtx(target, T.v(this.pc, 'Int'));
-        const only = new Set(this.stateNames);
-        const relOf = (a: typeof abs.steps[number]) => actionRelation(this.spec.vocab, a, ctx, a.hasFrame, this.spec.tid, only).relation;
-        const noChange = frameConstraint(this.spec.vocab, { whole: new Set(), atObjects: new Map() },
-            n => T.v(preName(n), this.spec.vocab.sortOfVar(n)), n => T.v(n, this.spec.vocab.sortOfVar(n)), this.spec.tid, only);
-        this.abs = { ...target, relStutter: abs.stutter ? T.or(relOf(abs.stutter), noChange) : noChange, relSteps: abs.steps.map(relOf), ctx };
-        const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }, ...this.wellFormed(),
-            ...heapFacts(this.spec.vocab, n => this.state(n), new Set(this.stateNames)).map(cond => ({ k: 'assume', cond }) as SCmd)];
-        if (target.thisTerm) {
-            // `this` is published: an object private to the caller is a special case the environment cannot touch at all.
-            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), T.select(this.state(ALLOC), target.thisTerm), T.eq(T.select(this.state(OWNER), target.thisTerm), T.int(0)), T.eq(T.call('dtype', 'Int', target.thisTerm), T.int(this.spec.vocab.typeId({ kind: 'class', name: m.owner! })))) });
+        this.maps = this.usedMaps(body, abs);
+        this.locals.set(PC, { name: PC, sort: 'Int' });
+        const ctx = this.methodCtx(target);
+        this.abs = { ...target, steps: abs, ctx };
+        const vocab = this.spec.vocab;
+        const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
+        for (const f of heapFacts(vocab, undefined, new Set(this.maps))) out.push({ k: 'assume', cond: f });
+        if (target.thisTerm && vocab.has(ALLOC)) {
+            // `this` is a published object of the class (a private receiver is a special case the environment cannot touch at all)
+            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), publishedOf(vocab, { kind: 'class', name: m.owner! }, target.thisTerm)) });
         }
         m.params.forEach((p, i) => {
-            if (p.type.kind === 'class' || p.type.kind === 'array') {
+            if ((p.type.kind === 'class' || p.type.kind === 'array') && vocab.has(ALLOC)) {
                 const x = T.v(target.params[i], 'Ref');
-                out.push({ k: 'assume', cond: T.or(T.eq(x, T.NULL), T.and(T.select(this.state(ALLOC), x), T.eq(T.select(this.state(OWNER), x), T.int(0)), T.eq(T.call('dtype', 'Int', x), T.int(this.spec.vocab.typeId(p.type))))) });
+                out.push({ k: 'assume', cond: T.or(T.eq(x, T.NULL), publishedOf(vocab, p.type, x)) });
             }
         });
-        out.push(...this.inv().map(cond => ({ k: 'assume', cond }) as SCmd));
-        for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, { ...ctx, state: n => this.state(n) }) });
-        out.push({ k: 'assign', var: this.pc, value: T.int(1) });
-        // \old: the state at entry
-        for (const n of this.stateNames) {
-            this.vars.set(`entry~${n}`, this.spec.vocab.sortOfVar(n));
-            out.push({ k: 'assign', var: `entry~${n}`, value: this.state(n) });
-        }
-        out.push(...this.cmds(body));
+        out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
+        for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
+        out.push({ k: 'local', var: PC, value: T.int(1) });
+        out.push({ k: 'snapshot', name: ENTRY });
+        for (const id of [...target.params, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])]) this.defined.add(id);
+        out.push(...this.cmds(body, false));
         out.push(...this.finalChecks(m.endRange));
         return this.program(out);
     }
 
-    /** Condition 3: the store after the field initializers satisfies every invariant. */
-    initCheck(init: Cmd[], inv: Conjunct[]): SeqProgram {
-        const s = (n: string) => this.state(n);
-        this.restrictTo(init, inv.map(c => c.build(s, s, this.spec.tid)));
-        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init)];
+    /** Condition 3: the store after the field initializers satisfies every invariant (reported at the clause). */
+    initCheck(init: Cmd[], inv: Invariant[]): SeqProgram {
+        this.maps = this.usedMaps(init, undefined, inv);
+        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init, true, true)];
         for (const c of inv) {
             out.push({
-                k: 'assert', cond: c.build(s, s, this.spec.tid), check: this.check({
-                    code: 'invariant', range: c.clause?.range ?? { file: '', startLine: 0, startChar: 0, endLine: 0, endChar: 0 }, chain: [],
+                k: 'assert', cond: c.term, check: this.check({
+                    code: 'invariant', range: c.clause.range, chain: [],
                     message: `the initial state (after the field initializers) may not satisfy the invariant '${c.text}'`,
                 }),
             });
@@ -167,164 +121,242 @@ export class Simulator {
         return this.program(out);
     }
 
-    private methodCtx(target: AbstractionTarget, _pc: Term): TrContext {
+    private methodCtx(target: AbstractionTarget): TrContext {
         const m = target.method;
         const ids = new Map(m.params.map((p, i) => [p.id, target.params[i]]));
-        const base: TrContext = {
+        return {
             vocab: this.spec.vocab,
-            state: (name, post) => post ? this.state(name) : T.v(preName(name), this.spec.vocab.sortOfVar(name)),
             local: id => {
                 const n = ids.get(id);
                 if (!n) throw new Error(`unknown parameter ${id}`);
-                return T.v(n, this.vars.get(n)!);
+                return T.v(n, this.locals.get(n)!.sort);
             },
             thisTerm: target.thisTerm,
             tid: this.spec.tid,
         };
-        return base;
     }
 
     private program(body: SCmd[]): SeqProgram {
-        return { body, vars: this.vars, checks: this.checks, constants: this.constants };
+        return { body, checks: this.checks, locals: this.locals, maps: this.maps, constants: this.constants };
     }
 
     // ------------------------------------------------------------ helpers
 
-    private state(name: string): Term {
-        return T.v(name, this.spec.vocab.sortOfVar(name));
-    }
-
     private check(info: CheckInfo, kind: CheckKind = 'program', extra: Partial<Check> = {}): number {
         const id = this.checks.length;
-        this.checks.push({ id, kind, info, ...extra });
+        this.checks.push({ id, kind, info, assumeAfter: true, ...extra });
         return id;
     }
 
-    private inv(): Term[] {
-        const s = (n: string) => this.state(n);
-        return this.spec.inv.map(c => c.build(s, s, this.spec.tid));
+    private invariantTerms(): Term[] {
+        return this.spec.inv.filter(i => [...i.maps].every(m => this.maps.includes(m))).map(i => i.term);
     }
 
-    /** Facts true of every heap (null is not allocated). */
-    private wellFormed(): SCmd[] {
-        return [{ k: 'assume', cond: nullUnallocated(this.spec.vocab, n => this.state(n)) }];
+    /**
+     * The state variables the check involves: those the body and its
+     * specification touch, closed under the conjuncts that link them.
+     */
+    private usedMaps(cmds: Cmd[], abs?: MethodModel['abstraction'], inv?: Invariant[]): string[] {
+        const vocab = this.spec.vocab;
+        const used = new Set<string>();
+        const addTerm = (t: Term) => T.mapsOf(t, used);
+        const walkOp = (cs: OpCmd[]) => {
+            for (const c of cs) {
+                switch (c.k) {
+                    case 'assume': case 'assert': addTerm(c.cond); break;
+                    case 'local': addTerm(c.value); break;
+                    case 'store': used.add(c.map); c.keys.forEach(addTerm); addTerm(c.value); break;
+                    case 'update': used.add(c.map); addTerm(c.value); break;
+                    case 'havocMap': used.add(c.map); addTerm(c.where); break;
+                    case 'if': addTerm(c.cond); walkOp(c.then); walkOp(c.else); break;
+                    default: break;
+                }
+            }
+        };
+        const walk = (cs: Cmd[]) => {
+            for (const c of cs) {
+                switch (c.k) {
+                    case 'op': walkOp(c.op.body); for (const a of c.op.accesses) if (a.loc.kind !== 'holder') used.add(a.loc.map); break;
+                    case 'local': addTerm(c.value); break;
+                    case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': addTerm(c.cond); break;
+                    case 'if': addTerm(c.cond); walk(c.then); walk(c.else); break;
+                    case 'loop': c.invariants.forEach(i => addTerm(i.cond)); walk(c.body); break;
+                    case 'scope': walk(c.body); break;
+                    default: break;
+                }
+            }
+        };
+        walk(cmds);
+        if (abs) {
+            for (const a of [...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
+                for (const e of a.frame) used.add(vocab.varOfField(e.field));
+            }
+            for (const c of [...abs.requires, ...abs.ensures, ...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
+                const e = 'expr' in c ? c.expr : undefined;
+                if (e) for (const v of mapsOfExprSafe(e, vocab)) used.add(v);
+            }
+        }
+        for (const i of inv ?? []) for (const m of i.maps) used.add(m);
+        if ([...used].some(m => vocab.vars.get(m)?.kind !== 'global') && vocab.has(ALLOC)) used.add(ALLOC).add(OWNER).add(HOLDER);
+        // Close under the conjuncts (a frame's keep condition reads other variables) and invariants.
+        const groups: Array<Set<string>> = [
+            ...[...this.spec.env, ...this.spec.star, ...this.spec.guarantee].map(c => new Set([...c.maps, ...c.frames.flatMap(f => [...T.mapsOf(f.keep)])])),
+            ...this.spec.inv.map(i => i.maps),
+        ];
+        for (let changed = true; changed;) {
+            changed = false;
+            for (const g of groups) {
+                if (![...g].some(m => used.has(m))) continue;
+                for (const m of g) if (!used.has(m) && vocab.has(m)) { used.add(m); changed = true; }
+            }
+        }
+        return vocab.allVars().map(v => v.name).filter(n => used.has(n));
     }
 
     /** Before the initializers run: default values, nothing allocated, no monitor held. */
     private initialStore(): SCmd[] {
         const out: SCmd[] = [];
-        for (const v of this.spec.vocab.allVars()) {
-            if (v.kind === 'global' && this.stateNames.includes(v.name)) out.push({ k: 'assign', var: v.name, value: defaultOf(v.sort) });
-        }
         const vocab = this.spec.vocab;
-        if (vocab.has(ALLOC)) out.push({ k: 'assign', var: ALLOC, value: T.constArray('Ref', T.FALSE) });
-        if (vocab.has(OWNER)) out.push({ k: 'assign', var: OWNER, value: T.constArray('Ref', T.int(0)) });
-        if (vocab.has(HOLDER)) out.push({ k: 'assign', var: HOLDER, value: T.constArray('Ref', T.int(0)) });
+        for (const name of this.maps) {
+            const sv = vocab.stateVar(name);
+            if (sv.kind === 'global') out.push({ k: 'store', map: name, keys: [], value: defaultOf(sv.sort) });
+            else if (sv.kind === 'alloc') out.push({ k: 'update', map: name, params: [{ name: 'o!i', sort: 'Ref' }], value: T.FALSE });
+            else if (sv.kind === 'owner' || sv.kind === 'holder') out.push({ k: 'update', map: name, params: [{ name: 'o!i', sort: 'Ref' }], value: T.int(0) });
+        }
         return out;
+    }
+
+    private name(base: string): string {
+        return `${base}${this.fresh++}`;
     }
 
     // ------------------------------------------------------------ environment steps
 
-    /**
-     * E*: an environment step before an operation. Only the components of
-     * E ∪ I (variables linked by some conjunct) that the operation touches are
-     * havocked; the others' steps are taken later, when they are touched (sound
-     * because a component's conjuncts mention only its own variables).
-     */
-    private envStep(touched: Set<string>): SCmd[] {
-        const vars = new Set<string>();
-        for (const t of touched) for (const v of this.components.get(t) ?? [t]) vars.add(v);
-        for (const v of [...vars]) if (!this.stateNames.includes(v)) vars.delete(v);
-        if (vars.size === 0) return [];
-        const out: SCmd[] = [];
-        const n = this.fresh++;
-        const sortOf = (name: string) => this.spec.vocab.sortOfVar(name);
-        const preName = (name: string) => `env${n}~${name}`;
-        const havocName = (name: string) => `envh${n}~${name}`;
-        for (const v of vars) {
-            this.vars.set(preName(v), sortOf(v));
-            this.vars.set(havocName(v), sortOf(v));
-            out.push({ k: 'assign', var: preName(v), value: this.state(v) });
-        }
-        out.push({ k: 'havoc', vars: [...vars].map(havocName) });
-        const before: StateFn = name => vars.has(name) ? T.v(preName(name), sortOf(name)) : this.state(name);
-        const conjuncts = this.spec.envStar.filter(c => [...c.vars].some(v => vars.has(v)));
-        const next = buildTransition(this.spec.vocab, vars, conjuncts, before, name => T.v(havocName(name), sortOf(name)), this.spec.tid);
-        for (const v of vars) out.push({ k: 'assign', var: v, value: next.get(v)! });
-        const post: StateFn = name => this.state(name);
-        for (const c of conjuncts) {
-            if (c.exact) continue;
-            out.push({ k: 'assume', cond: c.build(before, post, this.spec.tid) });
-        }
-        const s = (name: string) => this.state(name);
-        for (const c of this.spec.inv) {
-            if (![...c.vars].some(v => vars.has(v))) continue;
-            out.push({ k: 'assume', cond: c.build(s, s, this.spec.tid) });
-        }
-        for (const f of heapFacts(this.spec.vocab, s, new Set(this.stateNames))) out.push({ k: 'assume', cond: f });
-        return out;
+    private envStep(conjuncts: Conjunct[], assumeResidual: boolean, invariants: boolean): EnvStep {
+        return {
+            maps: this.maps,
+            conjuncts: conjuncts.filter(c => [...c.maps].some(m => this.maps.includes(m)) || c.frames.some(f => this.maps.includes(f.map))),
+            invariants: invariants ? this.invariantTerms() : [],
+            assumeResidual,
+        };
+    }
+
+    /** E*: the other threads take any number of steps. */
+    private star(): SCmd {
+        return { k: 'env', step: this.envStep(this.spec.star, true, true) };
     }
 
     // ------------------------------------------------------------ commands
 
-    cmds(cmds: Cmd[]): SCmd[] {
+    private cmds(cmds: Cmd[], init: boolean, initChecks = false): SCmd[] {
         const out: SCmd[] = [];
-        for (const c of cmds) out.push(...this.cmd(c));
+        for (const c of cmds) out.push(...this.cmd(c, init, initChecks));
         return out;
     }
 
-    private cmd(c: Cmd): SCmd[] {
+    private cmd(c: Cmd, init: boolean, initChecks: boolean): SCmd[] {
         switch (c.k) {
-            case 'op': return this.op(c.op);
-            case 'local': this.definedLocals.add(c.var); return [{ k: 'assign', var: c.var, value: c.value }];
-            case 'havocLocal': return [{ k: 'havoc', vars: c.vars }];
-            case 'assumeLocal': return [{ k: 'assume', cond: c.cond }];
-            case 'checkLocal': return [{ k: 'assert', cond: c.cond, check: this.check(c.check) }];
-            case 'checkState': return [...this.envStep(stateVars(c.cond, this.vars, this.spec.vocab)), { k: 'assert', cond: c.cond, check: this.check(c.check) }];
-            case 'assumeState': return [...this.envStep(stateVars(c.cond, this.vars, this.spec.vocab)), { k: 'assume', cond: c.cond }];
-            case 'if': return [{ k: 'if', cond: c.cond, then: this.cmds(c.then), else: this.cmds(c.else) }];
+            case 'op': return this.op(c.op, init, initChecks);
+            case 'local': this.defined.add(c.var); this.privateLocals.delete(c.var); return [{ k: 'local', var: c.var, value: c.value }];
+            case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); return [{ k: 'havocLocal', vars: c.vars }];
+            case 'assumeLocal': case 'assumeState': return [{ k: 'assume', cond: c.cond }];
+            case 'checkLocal':
+                if (init && !initChecks) return [{ k: 'assume', cond: c.cond }];
+                return [{ k: 'assert', cond: c.cond, check: this.check(c.check) }];
+            case 'checkState':
+                return [this.star(), { k: 'assert', cond: c.cond, check: this.check(c.check) }];
+            case 'if': {
+                const before = new Set(this.privateLocals);
+                const a = this.cmds(c.then, init, initChecks);
+                const afterThen = this.privateLocals;
+                this.privateLocals = new Set(before);
+                const b = this.cmds(c.else, init, initChecks);
+                this.privateLocals = new Set([...afterThen].filter(x => this.privateLocals.has(x)));
+                return [{ k: 'if', cond: c.cond, then: a, else: b }];
+            }
             case 'loop': return this.loop(c);
             case 'break': return [{ k: 'break', label: c.label }];
             case 'continue': return [{ k: 'exit', label: c.label }];
-            case 'scope': {
-                const body = this.cmds(c.body);
-                return [{ k: 'scope', label: c.label, body }];
-            }
+            case 'scope': return [{ k: 'scope', label: c.label, body: this.cmds(c.body, init, initChecks) }];
             case 'exit':
                 if (this.abs && c.label === this.abs.exitLabel && c.range) return [...this.finalChecks(c.range), { k: 'exit', label: c.label }];
                 return [{ k: 'exit', label: c.label }];
-            case 'snapshot': {
-                const out: SCmd[] = [];
-                for (const n of this.stateNames) {
-                    this.vars.set(c.prefix + n, this.spec.vocab.sortOfVar(n));
-                    out.push({ k: 'assign', var: c.prefix + n, value: this.state(n) });
-                }
-                return out;
-            }
+            case 'snapshot': return [{ k: 'snapshot', name: c.name }];
         }
     }
 
+    // ------------------------------------------------------------ loops
+
+    /**
+     * A loop, cut at its head. The head state: locals the loop assigns are
+     * arbitrary; state variables the thread itself writes in the loop (and
+     * those whose environment frames depend on them) are arbitrary; the others
+     * are what the environment can make of them since the loop began (one E*
+     * step from the entry state: the loop's own steps do not touch them).
+     * Writes to objects that are private to the thread at entry and stay so
+     * only make those objects' locations arbitrary. Houdini candidates
+     * (sim/candidates.ts) and `loop_invariant`s constrain the rest.
+     */
     private loop(c: Extract<Cmd, { k: 'loop' }>): SCmd[] {
-        const out: SCmd[] = [];
-        // Snapshot at entry, so candidates can say "unchanged since the loop began".
-        const entry = `loop${this.fresh++}~`;
-        for (const n of this.stateNames) {
-            this.vars.set(entry + n, this.spec.vocab.sortOfVar(n));
-            out.push({ k: 'assign', var: entry + n, value: this.state(n) });
+        const entry = this.name('loop~');
+        const vocab = this.spec.vocab;
+        const analysis = analyzeLoop(c.body);
+        const havocked = new Set<string>();
+        const at = new Map<string, Term[]>(); // map -> conditions on its first key where it is arbitrary at the head
+        const addAt = (map: string, cond: Term) => at.set(map, [...(at.get(map) ?? []), cond]);
+        const k0 = T.v('k!0', 'Ref');
+        for (const w of analysis.writes) {
+            if (w.map === ALLOC) continue; // the environment step lets objects be allocated
+            const obj = w.obj?.t === 'var' ? w.obj.name : undefined;
+            if (obj && analysis.freshLocals.has(obj)) {
+                addAt(w.map, T.not(allocated(k0, entry))); // objects allocated in the loop: anything
+            } else if (obj && this.privateLocals.has(obj) && !analysis.publishes && !analysis.assignedLocals.has(obj)) {
+                addAt(w.map, T.eq(k0, w.obj!)); // an object private to the thread since before the loop
+            } else havocked.add(w.map);
         }
-        const body = this.cmds(c.body);
-        const invariants: LoopInv[] = c.invariants.map(inv => ({
-            cond: inv.cond, check: this.check(inv.check, 'user-invariant'), candidate: false, text: '',
-        }));
-        // Every state satisfies I and is a well-formed heap: true at the head without proof.
-        const st = (n: string) => this.state(n);
-        for (const cond of [...this.inv(), nullUnallocated(this.spec.vocab, st), ...heapFacts(this.spec.vocab, st, new Set(this.stateNames))]) {
-            invariants.push({ cond, check: -1, candidate: false, assumeOnly: true, text: '' });
+        if (analysis.publishes) {
+            // objects private at entry may be published, and changed by others afterwards
+            for (const m of this.maps) {
+                const sv = vocab.stateVar(m);
+                if (sv.keys[0] === 'Ref' && sv.kind !== 'alloc') addAt(m, T.and(allocated(k0, entry), T.eq(ownerOf(k0, entry), this.spec.tid)));
+            }
         }
+        // Variables whose environment frames read a havocked variable are havocked too.
+        const star = this.spec.star;
+        for (let changed = true; changed;) {
+            changed = false;
+            for (const m of this.maps) {
+                if (havocked.has(m)) continue;
+                const readsHavocked = star.some(cj => cj.frames.some(f => f.map === m && [...T.mapsOf(f.keep)].some(x => havocked.has(x)))
+                    || (cj.residual !== undefined && cj.maps.has(m) && [...cj.maps].some(x => havocked.has(x))));
+                if (readsHavocked) { havocked.add(m); changed = true; }
+            }
+        }
+        const head: SCmd[] = [];
+        const assigned = [...analysis.assignedLocals].filter(l => this.locals.has(l));
+        if (this.abs && analysis.hasOps) assigned.push(PC);
+        if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)] });
+        if (analysis.hasOps) {
+            const step = this.envStep(star, true, false);
+            step.maps = this.maps.filter(m => !havocked.has(m));
+            head.push({ k: 'env', step });
+        }
+        for (const [m, conds] of at) {
+            if (havocked.has(m) || !this.maps.includes(m)) continue;
+            const params = vocab.stateVar(m).keys.map((s, i) => ({ name: `k!${i}`, sort: s }));
+            head.push({ k: 'havocMap', map: m, params, where: T.or(...conds) });
+        }
+        for (const m of havocked) {
+            if (this.maps.includes(m)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
+        }
+        // What every state satisfies: I and a well-formed heap.
+        for (const f of [...this.invariantTerms(), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
+
+        const invariants: LoopInv[] = c.invariants.map(inv => ({ cond: inv.cond, check: this.check(inv.check, 'user-invariant'), candidate: false, text: '' }));
         const candidates = loopCandidates({
-            vocab: this.spec.vocab, body: c.body, entryPrefix: entry, locals: this.locals, vars: this.vars, stateNames: new Set(this.stateNames),
-            definedLocals: this.definedLocals, tid: this.spec.tid, guards: this.spec.guards,
-            pc: this.abs ? { name: this.pc, steps: this.abs.relSteps.length } : undefined,
+            vocab: this.spec.vocab, body: c.body, locals: this.locals, modifiedLocals: new Set(assigned), havocked, entryState: entry,
+            definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards,
+            pc: this.abs && analysis.hasOps ? { name: PC, steps: this.abs.steps.steps.length } : undefined,
             userInvariants: c.invariants.map(i => i.cond),
         });
         for (const cand of candidates) {
@@ -333,41 +365,49 @@ export class Simulator {
                 check: this.check({ code: 'loop-invariant', range: c.range, message: `candidate loop invariant ${cand.text}`, chain: [] }, 'candidate', { loop: c.label }),
             });
         }
-        out.push({ k: 'loop', label: c.label, invariants, body });
-        return out;
+        const entryPrivate = new Set(this.privateLocals);
+        if (analysis.publishes) this.privateLocals.clear();
+        const body = this.cmds(c.body, false);
+        this.privateLocals = analysis.publishes ? new Set() : entryPrivate;
+        for (const f of analysis.freshLocals) this.privateLocals.delete(f);
+        return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
     }
 
     // ------------------------------------------------------------ atomic operations
 
-    private op(op: AtomicOp): SCmd[] {
-        if (op.init) return this.opBody(op.body, op);
-        const out: SCmd[] = [];
-        const touched = new Set<string>();
-        for (const a of op.accesses) touched.add(locVar(a));
-        for (const v of opStateVars(op, this.vars, this.spec.vocab)) touched.add(v);
-        out.push(...this.envStep(touched));
-        // A blocking `assume` at the start of an atomic block holds whenever the step runs:
-        // the race and writable_if checks of its accesses may rely on it.
-        let blocking = 0;
-        while (blocking < op.body.length && op.body[blocking].k === 'assume') blocking++;
-        out.push(...this.opBody(op.body.slice(0, blocking), op));
+    private op(op: AtomicOp, init: boolean, initChecks: boolean): SCmd[] {
+        if (op.init || init) {
+            // Field initializers: no environment, no guarantee; their implicit checks belong to the initialization check.
+            return this.opBody(op.body, op, initChecks ? 'check' : 'assume', OP_PRE);
+        }
+        const out: SCmd[] = [this.star()];
+        const pre = this.name('pre~');
+        out.push(...this.opBody(op.body.slice(0, op.blocking), op, 'check', pre));
         out.push(...this.raceChecks(op));
-        for (const n of this.stateNames) out.push({ k: 'assign', var: preName(n), value: this.state(n) });
-        out.push(...this.opBody(op.body.slice(blocking), op));
-        out.push(...this.guarantee(op));
-        if (this.abs) out.push(...this.simulate(op));
+        out.push({ k: 'snapshot', name: pre });
+        out.push(...this.opBody(op.body.slice(op.blocking), op, 'check', pre));
+        out.push(...this.guarantee(op, pre));
+        if (this.abs) out.push(...this.simulate(op, pre));
+        if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
+        if (publishes(op.body)) this.privateLocals.clear();
         return out;
     }
 
-    private opBody(body: OpCmd[], op: AtomicOp): SCmd[] {
+    private opBody(body: OpCmd[], op: AtomicOp, checks: 'check' | 'assume', pre: string): SCmd[] {
         const out: SCmd[] = [];
+        const at = (t: Term) => T.rebase(t, new Map([[OP_PRE, pre]]));
         for (const c of body) {
             switch (c.k) {
-                case 'assume': out.push({ k: 'assume', cond: c.cond }); break;
-                case 'assert': out.push({ k: 'assert', cond: c.cond, check: this.check(c.check, 'program', { op: op.id }) }); break;
-                case 'set': out.push({ k: 'assign', var: c.var, value: c.value }); break;
-                case 'havoc': out.push({ k: 'havoc', vars: c.vars }); break;
-                case 'if': out.push({ k: 'if', cond: c.cond, then: this.opBody(c.then, op), else: this.opBody(c.else, op) }); break;
+                case 'assume': out.push({ k: 'assume', cond: at(c.cond) }); break;
+                case 'assert':
+                    out.push(checks === 'check' ? { k: 'assert', cond: at(c.cond), check: this.check(c.check, 'program', { op: op.id }) } : { k: 'assume', cond: at(c.cond) });
+                    break;
+                case 'local': this.defined.add(c.var); this.privateLocals.delete(c.var); out.push({ k: 'local', var: c.var, value: at(c.value) }); break;
+                case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); out.push({ k: 'havocLocal', vars: c.vars }); break;
+                case 'store': out.push({ k: 'store', map: c.map, keys: c.keys.map(at), value: at(c.value) }); break;
+                case 'update': out.push({ k: 'update', map: c.map, params: c.params, value: at(c.value) }); break;
+                case 'havocMap': out.push({ k: 'havocMap', map: c.map, params: c.params, where: at(c.where) }); break;
+                case 'if': out.push({ k: 'if', cond: at(c.cond), then: this.opBody(c.then, op, checks, pre), else: this.opBody(c.else, op, checks, pre) }); break;
             }
         }
         return out;
@@ -377,32 +417,27 @@ export class Simulator {
     private raceChecks(op: AtomicOp): SCmd[] {
         const out: SCmd[] = [];
         const seen = new Set<string>();
+        const fresh = new Set((op.fresh ?? []).map(T.key));
         for (const a of op.accesses) {
-            const key = `${T.toSmt(locTerm(a, this.state.bind(this)))}/${a.write}`;
-            if (seen.has(key)) continue;
-            seen.add(key);
-            if (!a.sync && !(a.field?.isFinal)) out.push(...this.stability(a, op));
+            const obj = objectOf(a);
+            if (obj && fresh.has(T.key(obj))) continue;
+            const k = `${a.write}/${accessKey(a)}`;
+            if (seen.has(k)) continue;
+            seen.add(k);
+            if (!a.sync && !a.field?.isFinal) out.push(...this.stability(a, op));
             if (a.write && op.kind !== 'step' && op.kind !== 'stutter') out.push(...this.writable(a, op));
         }
         return out;
     }
 
+    /** A non-synchronized access is race-free iff one step of E(p) cannot change the location here. */
     private stability(a: Access, op: AtomicOp): SCmd[] {
-        const v = locVar(a);
-        const comp = this.components.get(v) ?? new Set([v]);
-        const n = this.fresh++;
-        const cur = (name: string) => this.state(name);
-        // One step of E from the current state, with fresh values where E lets the environment choose.
-        const conjuncts = this.spec.env.filter(c => [...c.vars].some(x => comp.has(x)));
-        const havoc = (name: string) => {
-            const c = `st${n}~${name}`;
-            this.constants.set(c, this.spec.vocab.sortOfVar(name));
-            return T.v(c, this.spec.vocab.sortOfVar(name));
-        };
-        const next = buildTransition(this.spec.vocab, comp, conjuncts, cur, havoc, this.spec.tid);
-        const post = (name: string) => next.get(name) ?? cur(name);
-        const assumption = T.and(...conjuncts.filter(c => !c.exact).map(c => c.build(cur, post, this.spec.tid)));
-        const stable = T.eq(locTerm(a, post), locTerm(a, cur));
+        const loc = locTerm(a, undefined);
+        if (!loc || !this.maps.includes(locMap(a))) return [];
+        const probe = this.name('probe~');
+        const step = this.envStep(this.spec.env, false, false);
+        const residual = T.and(...step.conjuncts.filter(c => c.residual).map(c => T.rebase(c.residual!, new Map([[EPRE, undefined], [EPOST, probe]]))));
+        const stable = T.eq(locTerm(a, probe)!, loc);
         const what = a.write ? 'write' : 'read';
         const guard = a.field ? this.spec.guards.get(a.field.id) : undefined;
         const why = !a.field ? 'no environment assumption keeps it stable here'
@@ -412,121 +447,161 @@ export class Simulator {
         const info: CheckInfo = {
             code: 'race', range: a.range, chain: op.chain,
             message: `${what} of ${a.text} may race: ${why}`,
-            show: [[a.text, locTerm(a, cur)]],
+            show: [[a.text, loc]],
             related: guard && !guard.inferred && guard.clauses[0] ? { range: guard.clauses[0].range, message: `writable_if of ${a.field!.id}` } : undefined,
         };
-        return [{ k: 'assert', cond: T.implies(assumption, stable), check: this.check(info, 'program', { op: op.id, location: locKey(a), assumeAfter: false }) }];
+        return [{ k: 'probe', name: probe, step }, { k: 'assert', cond: T.implies(residual, stable), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
     }
 
     /** A write must satisfy the field's writable_if (unless the object is private to this thread). */
     private writable(a: Access, op: AtomicOp): SCmd[] {
-        const cur = (name: string) => this.state(name);
+        const vocab = this.spec.vocab;
         const tid = this.spec.tid;
         const loc = a.loc;
         let cond: Term | undefined;
         let text = '';
         let related: CheckInfo['related'];
+        const privateObj = (o: Term) => vocab.has(ALLOC) ? T.and(allocated(o), T.eq(ownerOf(o), tid)) : T.FALSE;
         if ((loc.kind === 'global' || loc.kind === 'field') && a.field) {
             const g = this.spec.guards.get(a.field.id);
             if (!g) return [];
             text = g.inferred ? g.inferred.text : clausesText(g.clauses);
             if (!g.inferred) related = { range: g.clauses[0].range, message: `writable_if of ${a.field.id}` };
             const obj = loc.kind === 'field' ? loc.obj : undefined;
-            const p = guardTerm(this.spec.vocab, g, cur, tid, obj);
-            cond = obj ? T.or(T.eq(T.select(cur(OWNER), obj), tid), p) : p;
+            const p = guardTerm(vocab, g, undefined, tid, obj);
+            cond = obj ? T.or(privateObj(obj), p) : p;
         } else if (loc.kind === 'elem') {
-            // The array may be referenced by array-typed fields with a writable_if.
+            // The elements of an array are protected by the writable_if of the field it was read from
+            // (or, for an array reached otherwise, of every field in scope that references it).
             const parts: Term[] = [];
-            for (const g of this.spec.guards.values()) {
-                const f = g.field;
-                if (f.type.kind !== 'array' || g.inferred) continue;
-                if (sortOfType(f.type.element) !== sortOfVarElem(loc.var)) continue;
-                const fv = this.spec.vocab.varOfField(f.id);
-                if (f.isStatic) parts.push(T.implies(T.eq(cur(fv), loc.arr), guardTerm(this.spec.vocab, g, cur, tid, undefined)));
-                else {
-                    const o = T.v('o!e', 'Ref');
-                    parts.push(T.forall([{ name: 'o!e', sort: 'Ref' }], T.implies(
-                        T.and(T.select(cur(ALLOC), o), T.eq(T.select(cur(OWNER), o), T.int(0)), T.eq(T.select(cur(fv), o), loc.arr)),
-                        guardTerm(this.spec.vocab, g, cur, tid, o))));
+            const texts: string[] = [];
+            const via = loc.via ? this.spec.guards.get(loc.via.field.id) : undefined;
+            if (loc.via && via && !via.inferred) {
+                parts.push(guardTerm(vocab, via, undefined, tid, loc.via.obj));
+                texts.push(clausesText(via.clauses));
+                related = { range: via.clauses[0].range, message: `writable_if of ${loc.via.field.id}` };
+            } else if (!loc.via) {
+                for (const g of this.spec.guards.values()) {
+                    const f = g.field;
+                    if (f.type.kind !== 'array' || g.inferred || elemsVar(sortOfType(f.type.element)) !== loc.map) continue;
+                    const fv = vocab.varOfField(f.id);
+                    if (!this.maps.includes(fv)) continue;
+                    if (f.isStatic) parts.push(T.implies(T.eq(vocab.read(fv, []), loc.arr), guardTerm(vocab, g, undefined, tid, undefined)));
+                    else {
+                        const o = T.v('o!e', 'Ref');
+                        const type = { kind: 'class' as const, name: f.owner! };
+                        parts.push(T.forall([{ name: 'o!e', sort: 'Ref', type: `scoped:${typeKey(type)}` }],
+                            T.implies(T.and(publishedOf(vocab, type, o), T.eq(vocab.read(fv, [o]), loc.arr)), guardTerm(vocab, g, undefined, tid, o))));
+                    }
+                    texts.push(clausesText(g.clauses));
                 }
-                text = text ? `${text}; ${clausesText(g.clauses)}` : clausesText(g.clauses);
             }
             if (parts.length === 0) return [];
-            cond = T.or(T.eq(T.select(cur(OWNER), loc.arr), tid), T.and(...parts));
+            text = texts.join('; ');
+            cond = T.or(privateObj(loc.arr), T.and(...parts));
         }
         if (!cond) return [];
-        const info: CheckInfo = {
-            code: 'race', range: a.range, chain: op.chain, related,
-            message: `write of ${a.text} violates its writable_if '${text}'`,
-        };
-        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, location: locKey(a), assumeAfter: false }) }];
+        const info: CheckInfo = { code: 'race', range: a.range, chain: op.chain, related, message: `write of ${a.text} violates its writable_if '${text}'` };
+        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
     }
 
-    /** The guarantee: every step satisfies the other threads' environment assumption and preserves I. */
-    private guarantee(op: AtomicOp): SCmd[] {
-        const written = writtenVars(op.body);
+    /** The guarantee: every step satisfies the other threads' environment assumptions and preserves I. */
+    private guarantee(op: AtomicOp, pre: string): SCmd[] {
+        const written = writtenMaps(op.body);
         if (written.size === 0) return [];
         const out: SCmd[] = [];
-        const pre = (n: string) => T.v(preName(n), this.spec.vocab.sortOfVar(n));
-        const cur = (n: string) => this.state(n);
         const j = T.v('j!g', 'Int');
-        for (const c of this.spec.env) {
-            if (c.kind !== 'env' || ![...c.vars].some(v => written.has(v))) continue;
-            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.ne(j, T.int(0)), T.ne(j, this.spec.tid)), c.build(pre, cur, j)));
+        for (const c of this.spec.guarantee) {
+            if (![...c.maps].some(v => written.has(v))) continue;
+            if (![...c.maps].every(v => this.maps.includes(v))) continue;
+            const rel = T.rebase(T.substitute(c.relation, new Map([[TID.t === 'var' ? TID.name : 'tid', j]])), new Map([[EPRE, pre], [EPOST, undefined]]));
+            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.ne(j, T.int(0)), T.ne(j, this.spec.tid)), rel));
             out.push({
                 k: 'assert', cond, check: this.check({
                     code: 'env', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may violate another thread's environment assumption '${c.text}'`,
                     related: c.clause ? { range: c.clause.range, message: c.origin } : undefined,
-                }, 'program', { op: op.id, assumeAfter: false }),
+                }, 'program', { op: op.id }),
             });
         }
         for (const c of this.spec.inv) {
-            if (![...c.vars].some(v => written.has(v))) continue;
+            if (![...c.maps].some(v => written.has(v))) continue;
+            if (![...c.maps].every(v => this.maps.includes(v))) continue;
             out.push({
-                k: 'assert', cond: c.build(cur, cur, this.spec.tid), check: this.check({
+                k: 'assert', cond: preserves(c.term, pre), check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
-                    related: c.clause ? { range: c.clause.range, message: c.origin } : undefined,
-                }, 'program', { op: op.id, assumeAfter: false }),
+                    related: { range: c.clause.range, message: c.origin },
+                }, 'program', { op: op.id }),
             });
         }
         return out;
     }
 
+    // ------------------------------------------------------------ simulation by the abstraction
+
     /** sim({p}X, W): a step that is a stutter keeps `pc`; any other must be abstraction step `pc` (or the witness). */
-    private simulate(op: AtomicOp): SCmd[] {
+    private simulate(op: AtomicOp, pre: string): SCmd[] {
         const abs = this.abs!;
-        const pc = T.v(this.pc, 'Int');
-        const n = abs.relSteps.length;
-        const name = abs.method.name;
+        const a = abs.steps;
+        const n = a.steps.length;
+        const pc = T.v(PC, 'Int');
+        const writes = opWrites(op.body).filter(w => !(op.kind === 'alloc' && !w.keys));
+        const ctx: TrContext = { ...abs.ctx, pre };
+        const frames = a.steps.map(s => frameOf(this.spec.vocab, s, ctx));
+        const stepOk = (i: number) => T.and(actionPredicate(a.steps[i], ctx), this.frameOk(writes, frames[i], pre));
+        const noChange = this.frameOk(writes, new Map(), pre);
+        const stutter = a.stutter ? T.or(noChange, T.and(actionPredicate(a.stutter, ctx), this.frameOk(writes, frameOf(this.spec.vocab, a.stutter, ctx), pre))) : noChange;
         let allowed: Term;
         let next: Term;
         if (op.witness !== undefined && op.witness >= 1 && op.witness <= n) {
-            allowed = T.and(T.eq(pc, T.int(op.witness)), abs.relSteps[op.witness - 1]);
+            allowed = T.and(T.eq(pc, T.int(op.witness)), stepOk(op.witness - 1));
             next = T.int(op.witness + 1);
         } else {
-            allowed = T.and(T.cmp('<=', pc, T.int(n)), ...abs.relSteps.map((r, i) => T.implies(T.eq(pc, T.int(i + 1)), r)));
-            // A step after the last one (reported above) leaves pc at n+1: one failure, one report.
+            allowed = T.and(T.cmp('<=', pc, T.int(n)), ...a.steps.map((_, i) => T.implies(T.eq(pc, T.int(i + 1)), stepOk(i))));
+            // A step after the last one (reported) leaves pc at n+1: one failure, one report.
             next = T.ite(T.cmp('<=', pc, T.int(n)), T.arith('+', pc, T.int(1)), pc);
         }
-        const stutter = this.fresh++;
-        const sv = `stutters${stutter}`;
-        this.vars.set(sv, 'Bool');
-        const steps = abs.method.abstraction!.steps;
+        const sv = this.name('stutters~');
+        this.locals.set(sv, { name: sv, sort: 'Bool' });
+        const name = abs.method.name;
         const info: CheckInfo = {
             code: 'abstraction', range: op.range, chain: op.chain,
             message: n === 0
                 ? `${describeOp(op)} changes shared state, but the abstraction of '${name}' allows no step`
-                : `${describeOp(op)} is not a step the abstraction of '${name}' allows here (its steps: ${steps.map((s, i) => `${i + 1}: ${s.text}`).join('; ')})`,
+                : `${describeOp(op)} is not a step the abstraction of '${name}' allows here (its steps: ${a.steps.map((s, i) => `${i + 1}: ${s.text}`).join('; ')})`,
             show: [['pc', pc]],
-            related: { range: abs.method.abstraction!.range, message: `abstraction of '${name}'` },
+            related: { range: a.range, message: `abstraction of '${name}'` },
         };
         return [
-            { k: 'assign', var: sv, value: abs.relStutter },
-            { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) },
-            { k: 'if', cond: T.v(sv, 'Bool'), then: [], else: [{ k: 'assign', var: this.pc, value: next }] },
+            { k: 'local', var: sv, value: stutter },
+            { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
+            { k: 'local', var: PC, value: T.ite(T.v(sv, 'Bool'), pc, next) },
         ];
+    }
+
+    /** The operation's writes stay within the frame (or change nothing; objects private to the thread may change freely). */
+    private frameOk(writes: Write[], frame: FrameInfo, pre: string): Term {
+        const vocab = this.spec.vocab;
+        const tid = this.spec.tid;
+        const parts: Term[] = [];
+        for (const w of writes) {
+            const sv = vocab.stateVar(w.map);
+            if (sv.kind === 'holder' || sv.kind === 'alloc' || sv.kind === 'owner') continue;
+            const priv = (o: Term) => vocab.has(ALLOC) ? T.or(T.not(allocated(o, pre)), T.eq(ownerOf(o, pre), tid)) : T.FALSE;
+            if (w.keys) {
+                const unchanged = T.eq(vocab.read(w.map, w.keys), vocab.read(w.map, w.keys, pre));
+                parts.push(T.implies(w.when, T.or(inFrame(frame, w.map, w.keys), unchanged, w.keys.length > 0 ? priv(w.keys[0]) : T.FALSE)));
+            } else if (w.objs) {
+                for (const o of w.objs) {
+                    const unchanged = T.eq(vocab.read(w.map, [o]), vocab.read(w.map, [o], pre));
+                    parts.push(T.implies(w.when, T.or(inFrame(frame, w.map, [o]), unchanged, priv(o))));
+                }
+            } else {
+                parts.push(T.implies(w.when, frame.get(w.map) === 'all' ? T.TRUE : T.FALSE));
+            }
+        }
+        return T.and(...parts);
     }
 
     /** At a return (or the end of the body): E*; assert post && pc == n+1. */
@@ -535,17 +610,12 @@ export class Simulator {
         const m = abs.method;
         const a = m.abstraction!;
         const n = a.steps.length;
-        const out: SCmd[] = [];
-        const cur = (name: string) => this.state(name);
-        const oldCtx: TrContext = { ...abs.ctx, state: (name: string) => T.v(`entry~${name}`, this.spec.vocab.sortOfVar(name)) };
-        const ctx: TrContext = { ...abs.ctx, state: (name: string) => cur(name), old: oldCtx, result: abs.resultVar ? T.v(abs.resultVar, this.vars.get(abs.resultVar)!) : undefined };
-        const ensures = a.ensures.map(e => ({ e, t: translate(e.expr, ctx) }));
-        const touched = new Set<string>();
-        for (const { t } of ensures) for (const v of stateVars(t, this.vars, this.spec.vocab)) touched.add(v);
-        out.push(...this.envStep(touched));
-        for (const { e, t } of ensures) {
+        const out: SCmd[] = [this.star()];
+        const result = abs.resultVar ? T.v(abs.resultVar, this.locals.get(abs.resultVar)!.sort) : undefined;
+        const ctx: TrContext = { ...abs.ctx, pre: undefined, old: { ...abs.ctx, pre: ENTRY }, result };
+        for (const e of a.ensures) {
             out.push({
-                k: 'assert', cond: t, check: this.check({
+                k: 'assert', cond: translate(e.expr, ctx), check: this.check({
                     code: 'abstraction', range, chain: [],
                     message: `the postcondition '${e.text}' of '${m.name}' may not hold when it returns here`,
                     related: { range: e.range, message: `postcondition of '${m.name}'` },
@@ -554,10 +624,10 @@ export class Simulator {
         }
         if (n > 0) {
             out.push({
-                k: 'assert', cond: T.eq(T.v(this.pc, 'Int'), T.int(n + 1)), check: this.check({
+                k: 'assert', cond: T.eq(T.v(PC, 'Int'), T.int(n + 1)), check: this.check({
                     code: 'abstraction', range, chain: [],
                     message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
-                    show: [['steps done', T.arith('-', T.v(this.pc, 'Int'), T.int(1))]],
+                    show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
                     related: { range: a.range, message: `abstraction of '${m.name}'` },
                 }),
             });
@@ -572,131 +642,156 @@ function defaultOf(sort: Sort): Term {
     return sort === 'Int' ? T.int(0) : sort === 'Bool' ? T.FALSE : T.NULL;
 }
 
-function sortOfVarElem(elemsVarName: string): Sort {
-    const s = elemsVarName.split(':')[1];
-    return s === 'Int' || s === 'Bool' ? s : 'Ref';
-}
-
-export function locVar(a: Access): string {
-    switch (a.loc.kind) {
-        case 'holder': return HOLDER;
-        default: return a.loc.var;
+/** `forall o. I(o) in pre ==> I(o) now` for a class invariant; the invariant itself otherwise (it was assumed before). */
+function preserves(term: Term, pre: string): Term {
+    if (term.t === 'quant' && term.q === 'forall') {
+        return T.forall(term.vars, T.implies(T.rebase(term.body, new Map([[undefined, pre]])), term.body));
     }
+    return term;
 }
 
-function locKey(a: Access): string {
-    return `${locVar(a)}`;
-}
-
-function locTerm(a: Access, state: (n: string) => Term): Term {
-    const l = a.loc;
-    switch (l.kind) {
-        case 'global': return state(l.var);
-        case 'field': return T.select(state(l.var), l.obj);
-        case 'elem': return T.select(T.select(state(l.var), l.arr), l.index);
-        case 'holder': return T.select(state(HOLDER), l.obj);
-        case 'all': return state(l.var);
-    }
-}
-
-/** State variables a term mentions (current or pre-op). */
-function stateVars(t: Term, vars: Map<string, Sort>, vocab: Vocabulary): Set<string> {
+function mapsOfExprSafe(e: import('../model/program.js').Expr, vocab: Vocabulary): Set<string> {
     const out = new Set<string>();
-    for (const name of T.freeVars(t)) {
-        const base = name.startsWith(PRE) ? name.slice(PRE.length) : name;
-        if (vocab.vars.has(base)) out.add(base);
-    }
-    void vars;
-    return out;
-}
-
-function opStateVars(op: AtomicOp, vars: Map<string, Sort>, vocab: Vocabulary): Set<string> {
-    const out = new Set<string>();
-    const walk = (cmds: OpCmd[]) => {
-        for (const c of cmds) {
-            if (c.k === 'assume' || c.k === 'assert') stateVars(c.cond, vars, vocab).forEach(v => out.add(v));
-            else if (c.k === 'set') { stateVars(c.value, vars, vocab).forEach(v => out.add(v)); if (vocab.vars.has(c.var)) out.add(c.var); }
-            else if (c.k === 'havoc') c.vars.filter(v => vocab.vars.has(v)).forEach(v => out.add(v));
-            else if (c.k === 'if') { stateVars(c.cond, vars, vocab).forEach(v => out.add(v)); walk(c.then); walk(c.else); }
+    const visitAll = (x: import('../model/program.js').Expr): void => {
+        if (x.kind === 'global' || x.kind === 'field') out.add(vocab.varOfField(x.field));
+        else if (x.kind === 'holder') out.add(HOLDER);
+        else if (x.kind === 'index') out.add(elemsVar(x.type.kind === 'null' ? 'Ref' : sortOfType(x.type)));
+        for (const v of Object.values(x)) {
+            if (v && typeof v === 'object' && 'kind' in (v as object) && 'type' in (v as object)) visitAll(v as import('../model/program.js').Expr);
         }
     };
-    walk(op.body);
+    visitAll(e);
     return out;
 }
 
-function writtenVars(body: OpCmd[], out = new Set<string>()): Set<string> {
+function objectOf(a: Access): Term | undefined {
+    const l = a.loc;
+    return l.kind === 'field' || l.kind === 'holder' ? l.obj : l.kind === 'elem' ? l.arr : undefined;
+}
+
+function accessKey(a: Access): string {
+    const t = locTerm(a, undefined);
+    return t ? T.key(t) : locMap(a);
+}
+
+function locMap(a: Access): string {
+    return a.loc.kind === 'holder' ? HOLDER : a.loc.map;
+}
+
+function locTerm(a: Access, state: string | undefined): Term | undefined {
+    const l = a.loc;
+    switch (l.kind) {
+        case 'global': return T.read(l.map, [], sortOfField(a), state);
+        case 'field': return T.read(l.map, [l.obj], sortOfField(a), state);
+        case 'elem': return T.read(l.map, [l.arr, l.index], l.map.endsWith('Int') ? 'Int' : l.map.endsWith('Bool') ? 'Bool' : 'Ref', state);
+        case 'holder': return T.read(HOLDER, [l.obj], 'Int', state);
+        case 'all': return undefined;
+    }
+}
+
+function sortOfField(a: Access): Sort {
+    return a.field ? sortOfType(a.field.type) : 'Int';
+}
+
+/** One write of an operation: at keys, at some objects (a frame), or anywhere; under a path condition. */
+interface Write { map: string; when: Term; keys?: Term[]; objs?: Term[] }
+
+function opWrites(body: OpCmd[], when: Term = T.TRUE, out: Write[] = []): Write[] {
     for (const c of body) {
-        if (c.k === 'set' && !c.var.startsWith('l~')) out.add(c.var);
-        else if (c.k === 'havoc') c.vars.filter(v => !v.startsWith('l~')).forEach(v => out.add(v));
-        else if (c.k === 'if') { writtenVars(c.then, out); writtenVars(c.else, out); }
+        switch (c.k) {
+            case 'store': out.push({ map: c.map, when, keys: c.keys }); break;
+            case 'update': out.push({ map: c.map, when }); break;
+            case 'havocMap': {
+                const objs = whereObjects(c.where, c.params[0]?.name);
+                out.push(objs ? { map: c.map, when, objs } : { map: c.map, when });
+                break;
+            }
+            case 'if': opWrites(c.then, T.and(when, c.cond), out); opWrites(c.else, T.and(when, T.not(c.cond)), out); break;
+            default: break;
+        }
     }
     return out;
+}
+
+/** `k == o1 || k == o2 ...` → [o1, o2, ...]. */
+function whereObjects(where: Term, key: string | undefined): Term[] | undefined {
+    if (!key) return undefined;
+    const parts = where.t === 'app' && where.fn === 'or' ? where.args : [where];
+    const out: Term[] = [];
+    for (const p of parts) {
+        if (p.t !== 'app' || p.fn !== '=') return undefined;
+        const [a, b] = p.args;
+        if (a.t === 'var' && a.name === key) out.push(b);
+        else if (b.t === 'var' && b.name === key) out.push(a);
+        else return undefined;
+    }
+    return out;
+}
+
+function writtenMaps(body: OpCmd[]): Set<string> {
+    return new Set(opWrites(body).map(w => w.map));
+}
+
+function publishes(body: OpCmd[]): boolean {
+    return opWrites(body).some(w => w.map === OWNER && !w.keys);
 }
 
 function describeOp(op: AtomicOp): string {
     return op.label ? `the ${op.label}` : 'this step';
 }
 
-/** Connected components of state variables linked by conjuncts. */
-function components(vocab: Vocabulary, conjuncts: Conjunct[]): Map<string, Set<string>> {
-    const parent = new Map<string, string>();
-    const find = (x: string): string => {
-        let r = x;
-        while (parent.get(r) !== undefined && parent.get(r) !== r) r = parent.get(r)!;
-        parent.set(x, r);
+/**
+ * What a loop body does on the paths that come back to its head: its writes
+ * (with the object written when it is a local), the objects it allocates,
+ * publication; and every local it assigns. Steps on paths that leave the loop
+ * (a `return` inside it, say) do not change the state at the head.
+ */
+function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>; freshLocals: Set<string>; assignedLocals: Set<string>; publishes: boolean; hasOps: boolean } {
+    const writes: Array<{ map: string; obj?: Term }> = [];
+    const assignedLocals = new Set<string>();
+    const freshLocals = new Set<string>();
+    let pub = false;
+    let hasOps = false;
+    const labels = new Map<string, boolean>();
+    const walkOp = (cs: OpCmd[]) => {
+        for (const c of cs) {
+            if (c.k === 'local') assignedLocals.add(c.var);
+            else if (c.k === 'havocLocal') c.vars.forEach(v => assignedLocals.add(v));
+            else if (c.k === 'if') { walkOp(c.then); walkOp(c.else); }
+        }
+    };
+    const op = (o: AtomicOp, reaches: boolean) => {
+        hasOps = true;
+        walkOp(o.body);
+        if (!reaches) return;
+        for (const f of o.fresh ?? []) if (f.t === 'var') freshLocals.add(f.name);
+        for (const w of opWrites(o.body)) {
+            if (w.map === OWNER && !w.keys) { pub = true; continue; }
+            if (o.kind === 'alloc' && !w.keys) continue; // a new array's elements
+            writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined });
+        }
+    };
+    /** Walks a command list backwards; `next`: whether falling off its end comes back to the head. Returns the same for its start. */
+    const walk = (cs: Cmd[], next: boolean): boolean => {
+        let r = next;
+        for (let i = cs.length - 1; i >= 0; i--) {
+            const c = cs[i];
+            switch (c.k) {
+                case 'op': op(c.op, r); break;
+                case 'local': assignedLocals.add(c.var); break;
+                case 'havocLocal': c.vars.forEach(v => assignedLocals.add(v)); break;
+                case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? false; break;
+                case 'if': r = [walk(c.then, r), walk(c.else, r)].some(x => x); break;
+                case 'scope': labels.set(c.label, r); r = walk(c.body, r); break;
+                case 'loop': labels.set(c.label, r); walk(c.body, true); walk(c.body, r); break;
+                case 'checkState': hasOps = true; break;
+                default: break;
+            }
+        }
         return r;
     };
-    for (const v of vocab.allVars()) parent.set(v.name, v.name);
-    for (const c of conjuncts) {
-        const vs = [...c.vars];
-        for (let i = 1; i < vs.length; i++) parent.set(find(vs[i]), find(vs[0]));
-    }
-    const groups = new Map<string, Set<string>>();
-    for (const v of vocab.allVars()) {
-        const r = find(v.name);
-        if (!groups.has(r)) groups.set(r, new Set());
-        groups.get(r)!.add(v.name);
-    }
-    const result = new Map<string, Set<string>>();
-    for (const g of groups.values()) for (const v of g) result.set(v, g);
-    return result;
+    walk(body, true);
+    return { writes, freshLocals, assignedLocals, publishes: pub, hasOps };
 }
 
-export { LEN };
-
-/**
- * The state after one environment step, built from the frames of the
- * conjuncts ("keep(o) ==> v'[o] == v[o]") as `lambda o. keep(o) ? v[o] : havoc[o]`,
- * and the built-in monitor/allocation/ownership rules, so that most of E needs
- * no quantifier. Conjuncts that are not `exact` must still be assumed.
- */
-export function buildTransition(vocab: Vocabulary, vars: Set<string>, conjuncts: Conjunct[], pre: StateFn, havoc: (name: string) => Term, tid: Term): Map<string, Term> {
-    const out = new Map<string, Term>();
-    const constructs = new Set(conjuncts.map(c => c.construct).filter(x => x));
-    for (const v of vars) {
-        const sort = vocab.sortOfVar(v);
-        const h = havoc(v);
-        const o = T.v('o!env', 'Ref');
-        const sel = (m: Term) => T.select(m, o);
-        if (v === HOLDER && constructs.has('holder')) {
-            out.set(v, T.lambda('o!env', 'Ref', T.ite(T.eq(sel(pre(v)), tid), tid, T.ite(T.eq(sel(h), tid), sel(pre(v)), sel(h)))));
-            continue;
-        }
-        if (v === ALLOC && constructs.has('alloc')) {
-            out.set(v, T.lambda('o!env', 'Ref', T.or(sel(pre(v)), sel(h))));
-            continue;
-        }
-        if (v === OWNER && constructs.has('owner')) {
-            const keep = T.or(T.eq(sel(pre(v)), tid), T.eq(sel(pre(v)), T.int(0)));
-            out.set(v, T.lambda('o!env', 'Ref', T.ite(keep, sel(pre(v)), T.ite(T.eq(sel(h), tid), sel(pre(v)), sel(h)))));
-            continue;
-        }
-        const frames = conjuncts.flatMap(c => c.frames ?? []).filter(f => f.var === v);
-        if (typeof sort === 'string') {
-            out.set(v, frames.length === 0 ? h : T.ite(T.or(...frames.map(f => f.keep(pre, tid, undefined))), pre(v), h));
-        } else {
-            out.set(v, frames.length === 0 ? h : T.lambda('o!env', 'Ref', T.ite(T.or(...frames.map(f => f.keep(pre, tid, o))), sel(pre(v)), sel(h))));
-        }
-    }
-    return out;
-}
+export { otherMayWrite, wellTyped };

@@ -1,119 +1,233 @@
-import type { SolverSession } from '../solver/index.js';
-import type { Vocabulary } from '../heap/vocabulary.js';
-import { ALLOC, elemsVar, heapFacts, nullUnallocated, OWNER, sortOfType } from '../heap/vocabulary.js';
+import type { Expr } from '../model/program.js';
+import { ALLOC, elemsVar, heapFacts, OWNER, publishedOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
-import type { Term } from '../smt/term.js';
-import { sortToSmt, symbol, toSmt } from '../smt/term.js';
-import { clausesText, guardTerm, type Conjunct, type Guard, type StateFn } from '../spec/environment.js';
-import { publishedOfClass } from '../spec/translate.js';
-import { PRELUDE } from '../vc/vcgen.js';
-import { atomsOf } from './atoms.js';
-import { freshQuery, type QueryLog } from './run.js';
+import type { BoundVar, Term } from '../smt/term.js';
+import { symbol, toSmt } from '../smt/term.js';
+import type { SolverSession } from '../solver/index.js';
+import { keyParams } from '../spec/abstraction.js';
+import {
+    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, type Conjunct, type Guard, type Invariant,
+} from '../spec/environment.js';
+import { exprText, translate } from '../spec/translate.js';
+import { envState } from '../vc/envstep.js';
+import { Formulas, PRELUDE, type Ground, type State } from '../vc/formulas.js';
+import type { QueryLog } from './run.js';
 
 export interface Closure {
-    /** The reflexive-transitive relation used for E*. */
+    /** The reflexive-transitive relation used for E* (built-in rules and surviving candidates). */
     conjuncts: Conjunct[];
     /** True when every conjunct of E survived: E* = E (the paper's first optimization). */
     exact: boolean;
     /** Conjuncts of E dropped because they are not transitive (E* is over-approximated by the rest). */
     dropped: Conjunct[];
-    /** Solver gave up: E* is over-approximated by the built-in conjuncts only. */
+    /** Candidates derived from guards that were kept. */
+    derived: Conjunct[];
+    /** The solver could not decide: E* is over-approximated by the built-in rules only. */
     unknown?: string;
+    queries: number;
 }
 
 /**
  * E*: Calvin replaces `E*` by `E` when E is reflexive and transitive. When it
- * is not (a `writable_if` conjunct is not, for instance: a thread may acquire a
- * lock and then write), Houdini finds the largest set of conjuncts of E, plus
- * candidates derived from the `writable_if` guards ("while P holds for me, f
- * does not change"), that E implies and that is reflexive and transitive; that
- * set over-approximates E* soundly.
+ * is not (a `writable_if` conjunct is not, for instance: a thread may acquire
+ * a lock and then write), Houdini finds the largest set S of candidates —
+ * the conjuncts of E and conjuncts derived from the `writable_if` guards
+ * ("while P holds for me, f does not change") — such that E implies S and S
+ * is reflexive and closed under E (S;E ⊆ S). Then E* ⊆ S: S over-approximates
+ * E* soundly, and is what the checks use for the environment's steps.
+ *
+ * One incremental query per Houdini round, over three states s1 -S-> s2 -E-> s3
+ * (and s1 -E-> t2), every candidate checked at an arbitrary object.
  */
-export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Conjunct[], guards: Map<string, Guard>, tid: Term, tidConstraint: Term, session: SolverSession, log?: QueryLog): Promise<Closure> {
-    const candidates: Array<{ c: Conjunct; derived: boolean }> = env.map(c => ({ c, derived: false }));
-    for (const c of env) if (c.kind === 'writable' && c.field) candidates.push(...derivedCandidates(vocab, c, guards.get(c.field.id)).map(d => ({ c: d, derived: true })));
-    const states = ['s1', 's2', 's3', 's4', 's5'];
-    const st = (s: string): StateFn => name => T.v(`${s}~${name}`, vocab.sortOfVar(name));
-    const lines: string[] = [PRELUDE, '(declare-const tid Int)'];
-    for (const s of states) for (const v of vocab.allVars()) lines.push(`(declare-const ${symbol(`${s}~${v.name}`)} ${sortToSmt(v.sort)})`);
-    const wellFormed = (s: StateFn) => T.and(nullUnallocated(vocab, s), ...heapFacts(vocab, s), ...inv.map(c => c.build(s, s, tid)));
-    lines.push(`(assert ${toSmt(tidConstraint)})`);
-    for (const s of states) lines.push(`(assert ${toSmt(wellFormed(st(s)))})`);
-    // s4 -> s5: one step of E (to check that derived candidates are implied by E)
-    lines.push(`(assert ${toSmt(T.and(...env.map(c => c.build(st('s4'), st('s5'), tid))))})`);
-    candidates.forEach(({ c, derived }, k) => {
-        lines.push(`(declare-const e!${k} Bool)`);
-        lines.push(`(assert (=> e!${k} ${toSmt(c.build(st('s1'), st('s2'), tid))}))`);
-        lines.push(`(assert (=> e!${k} ${toSmt(c.build(st('s2'), st('s3'), tid))}))`);
-        const parts = [c.build(st('s1'), st('s1'), tid), c.build(st('s1'), st('s3'), tid), derived ? c.build(st('s4'), st('s5'), tid) : T.TRUE];
-        parts.forEach((p, i) => lines.push(`(declare-const ok!${k}!${i} Bool)`, `(assert (= ok!${k}!${i} ${toSmt(p)}))`));
-        lines.push(`(declare-const ok!${k} Bool)`, `(assert (= ok!${k} (and ok!${k}!0 ok!${k}!1 ok!${k}!2)))`);
-    });
-    // One query per candidate ("is c_k implied, reflexive and transitive, given the others?"): a
-    // candidate the solver cannot decide is dropped, which keeps the result sound.
-    candidates.forEach((_, k) => lines.push(`(declare-const f!${k} Bool)`, `(assert (=> f!${k} (not ok!${k})))`));
-    const send = async (text: string) => { log?.(text); return session.eval(text); };
-    const script = lines.join('\n') + '\n';
-    const live = new Set(candidates.map((_, k) => k));
-    let unknown: string | undefined;
-    for (let changed = true; changed;) {
-        changed = false;
-        for (const k of [...live]) {
-            const lits = candidates.map((_, i) => (live.has(i) ? `e!${i}` : `(not e!${i})`));
-            const answer = (await send(freshQuery(script, 3000, `${lits.join(" ")} f!${k}`, true))).trim().split('\n').pop()!.trim();
-            if (answer.startsWith('unsat')) continue;
-            if (!answer.startsWith('sat')) unknown = answer;
-            if (process.env.CALVIN_DEBUG) {
-                const why = answer.startsWith('sat') ? await send(`(get-value (ok!${k}!0 ok!${k}!1 ok!${k}!2))\n`) : '';
-                console.error(`[closure] drop (${answer}) ${candidates[k].c.text} ${why.replace(/\s+/g, ' ')}`);
-            }
-            live.delete(k);
-            changed = true;
-        }
+export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, tidConstraint: Term, session: SolverSession, log?: QueryLog): Promise<Closure> {
+    const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
+    const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
+    const derived: Conjunct[] = [];
+    for (const c of own) if (c.kind === 'writable' && c.field) derived.push(...derivedCandidates(vocab, guards.get(c.field.id)));
+    const candidates = [...own, ...derived];
+    if (candidates.length === 0) return { conjuncts: builtin, exact: true, dropped: [], derived: [], queries: 0 };
+
+    const f = new Formulas(vocab);
+    const maps = new Set<string>();
+    for (const c of [...env, ...derived]) {
+        for (const m of c.maps) maps.add(m);
+        for (const fr of c.frames) { maps.add(fr.map); T.mapsOf(fr.keep, maps); }
     }
-    void unknown;
+    for (const i of inv) if ([...i.maps].some(m => maps.has(m))) for (const m of i.maps) maps.add(m);
+    const mapList = vocab.allVars().map(v => v.name).filter(m => maps.has(m));
+    const invs = inv.filter(i => [...i.maps].every(m => maps.has(m)));
+
+    // One arbitrary object per class (and array type): the checked candidates are checked at it,
+    // and environment frames that name "some object referencing this array" are instantiated at it.
+    const ground: Ground = new Map();
+    const fixed = new Map<string, Term>();
+    for (const c of vocab.program.classes) {
+        const key = typeKey({ kind: 'class', name: c.name })!;
+        const o = f.declareConst(`o!${c.name}`, 'Ref');
+        fixed.set(key, o);
+        ground.set(key, [o]);
+        ground.set('*', [...(ground.get('*') ?? []), o]);
+    }
+    f.fixedSkolem = (b: BoundVar) => (b.type ? fixed.get(b.type) : undefined);
+
+    f.decls.push(`(declare-const tid Int)`);
+    const enable = candidates.map((_, k) => `e!${k}`);
+    enable.forEach(e => f.decls.push(`(declare-const ${e} Bool)`));
+    const asserts: string[] = [`(assert ${toSmt(tidConstraint)})`];
+    const s1: State = new Map(mapList.map(m => [m, f.arbitrary(m, 's1')]));
+    const scope = (states: Array<[string | undefined, State]>) => ({ states: new Map<string | undefined, State>(states), locals: new Map<string, Term>() });
+    const assume = (t: Term, states: Array<[string | undefined, State]>) => {
+        const g = f.ground(f.resolve(t, scope(states)), 'assume', ground);
+        if (!(g.t === 'bool' && g.value)) asserts.push(`(assert ${toSmt(g)})`);
+    };
+    const wellFormed = (s: State) => {
+        for (const h of heapFacts(vocab, undefined, maps)) assume(h, [[undefined, s]]);
+        for (const i of invs) assume(i.term, [[undefined, s]]);
+    };
+    const candidateIndex = new Map(candidates.map((c, k) => [c, k]));
+    // s1 -S-> s2: the candidates' frames, guarded by their enable literals
+    const s2 = envState(f, mapList, [...builtin, ...candidates], s1, ground, 's2', c => {
+        const k = candidateIndex.get(c);
+        return k === undefined ? T.TRUE : T.v(enable[k], 'Bool');
+    });
+    candidates.forEach((c, k) => { if (c.residual) assume(T.implies(T.v(enable[k], 'Bool'), c.residual), [[EPRE, s1], [EPOST, s2]]); });
+    // s2 -E-> s3 and s1 -E-> t2
+    const s3 = envState(f, mapList, env, s2, ground, 's3');
+    const t2 = envState(f, mapList, env, s1, ground, 't2');
+    for (const c of env) {
+        if (!c.residual) continue;
+        assume(c.residual, [[EPRE, s2], [EPOST, s3]]);
+        assume(c.residual, [[EPRE, s1], [EPOST, t2]]);
+    }
+    for (const s of [s1, s2, s3, t2]) wellFormed(s);
+
+    // The checks: c(s1, s3) (closed under E), c(s1, t2) (implied by E), c(s1, s1) (reflexive)
+    const errs: Array<{ err: string; k: number }> = [];
+    candidates.forEach((c, k) => {
+        const pairs: Array<[State, State]> = [[s1, s3]];
+        if (derived.includes(c)) pairs.push([s1, t2]);
+        if (c.residual) pairs.push([s1, s1]);
+        for (const [a, b] of pairs) {
+            const cond = f.ground(f.resolve(c.relation, scope([[EPRE, a], [EPOST, b]])), 'assert', ground);
+            const err = `ce!${errs.length}`;
+            f.decls.push(`(declare-const ${err} Bool)`);
+            asserts.push(`(assert (=> ${err} (and ${enable[k]} (not ${toSmt(cond)}))))`);
+            errs.push({ err, k });
+        }
+    });
+    asserts.push(`(assert (or ${errs.map(e => e.err).join(' ')} false))`);
+    const script = [PRELUDE, ...f.decls, ...asserts].join('\n') + '\n';
+
+    const send = async (text: string) => { log?.(text); return session.eval(text); };
+    await send(script);
+    const live = new Set(candidates.map((_, k) => k));
+    let queries = 0;
+    let unknown: string | undefined;
+    for (;;) {
+        queries++;
+        const lits = candidates.map((_, k) => (live.has(k) ? enable[k] : `(not ${enable[k]})`)).join(' ');
+        const answer = (await send(`(check-sat-assuming (${lits}))\n`)).trim().split('\n').pop()!.trim();
+        if (answer === 'unsat') break;
+        if (answer !== 'sat') {
+            unknown = answer;
+            live.clear();
+            break;
+        }
+        const values = (await send(`(get-value (${errs.map(e => e.err).join(' ')}))\n`));
+        const list = [...values.matchAll(/\((\S+)\s+(true|false)\)/g)].map(m => m[2]);
+        let dropped = 0;
+        errs.forEach((e, i) => {
+            if (list[i] === 'true' && live.has(e.k)) { live.delete(e.k); dropped++; }
+        });
+        if (process.env.CALVIN_DEBUG) for (const e of errs) if (list[errs.indexOf(e)] === 'true') console.error(`[closure] drop ${candidates[e.k].text}`);
+        if (dropped === 0) { unknown = 'a counterexample without a failing candidate'; live.clear(); break; }
+    }
     const kept = candidates.filter((_, k) => live.has(k));
-    const dropped = candidates.filter(({ derived }, k) => !derived && !live.has(k)).map(x => x.c);
-    return { conjuncts: kept.map(x => x.c), exact: dropped.length === 0, dropped };
+    const droppedOwn = own.filter(c => !kept.includes(c));
+    return {
+        conjuncts: [...builtin, ...kept], exact: droppedOwn.length === 0 && !unknown, dropped: droppedOwn,
+        derived: kept.filter(c => derived.includes(c)), unknown, queries,
+    };
 }
 
 /**
  * From `writable_if P` on f: "while P holds for this thread, f does not
- * change", and the same for each atom A of P (A ==> unchanged, !A ==> unchanged).
+ * change", and the same for each atom A of P (A ==> unchanged, !A ==>
+ * unchanged). For an array-typed field, the elements of the array it
+ * references do not change either.
  */
-function derivedCandidates(vocab: Vocabulary, w: Conjunct, g: Guard | undefined): Conjunct[] {
+function derivedCandidates(vocab: Vocabulary, g: Guard | undefined): Conjunct[] {
     if (!g || g.inferred) return [];
-    const f = g.field;
-    const name = vocab.varOfField(f.id);
-    const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
-    const unchangedAt = (pre: StateFn, post: StateFn, obj: Term | undefined): Term => {
-        const val = (s: StateFn) => obj ? T.select(s(name), obj) : s(name);
-        return T.and(T.eq(val(post), val(pre)), elems ? T.eq(T.select(post(elems), val(pre)), T.select(pre(elems), val(pre))) : T.TRUE);
-    };
-    const make = (label: string, cond: (pre: StateFn, tid: Term, obj: Term | undefined) => Term): Conjunct => ({
-        kind: 'candidate', origin: `derived from the writable_if of ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`,
-        field: f, vars: new Set([...w.vars]),
-        exact: !elems,
-        frames: [{
-            var: name,
-            keep: (pre, tid, o) => f.isStatic ? cond(pre, tid, undefined) : T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o!), cond(pre, tid, o)),
-        }],
-        build(pre, post, tid) {
-            if (f.isStatic) return T.implies(cond(pre, tid, undefined), unchangedAt(pre, post, undefined));
-            const o = T.v('o!d', 'Ref');
-            return T.forall([{ name: 'o!d', sort: 'Ref' }], T.implies(
-                T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o), cond(pre, tid, o)), unchangedAt(pre, post, o)),
-            [[T.select(post(name), o)]]);
-        },
-    });
-    const whole = make(clausesText(g.clauses), (pre, tid, obj) => guardTerm(vocab, g, pre, tid, obj));
-    const out = [whole];
+    const out: Conjunct[] = [guarded(vocab, g, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]))];
     for (const clause of g.clauses) {
         for (const atom of atomsOf(clause.expr)) {
-            out.push(make(atom.text, (pre, tid, obj) => atom.build(vocab, pre, tid, obj)));
-            out.push(make(`!(${atom.text})`, (pre, tid, obj) => T.not(atom.build(vocab, pre, tid, obj))));
+            const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(atom, stateCtx(vocab, tid, state, obj));
+            const maps = [...mapsOfExpr(atom, vocab)];
+            out.push(guarded(vocab, g, exprText(atom), build, maps));
+            out.push(guarded(vocab, g, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps));
         }
     }
-    void ALLOC; void OWNER;
     return out;
 }
+
+/** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */
+function guarded(vocab: Vocabulary, g: Guard, label: string, cond: (state: string | undefined, tid: Term, obj: Term | undefined) => Term, condMaps: string[]): Conjunct {
+    const f = g.field;
+    const map = vocab.varOfField(f.id);
+    const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    const maps = new Set<string>([map, ...condMaps]);
+    if (elems) maps.add(elems);
+    const base = { kind: 'candidate' as const, origin: `derived from the writable_if of ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps };
+    if (f.isStatic) {
+        const c = cond(EPRE, TID, undefined);
+        const frames = [{ map, params: [] as BoundVar[], keep: c }];
+        let unchanged = T.eq(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE));
+        if (elems) {
+            const [a, i] = keyParams(vocab, elems, 'k!');
+            frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), vocab.read(map, [], EPRE)), c) });
+            const ix = T.v('i!d', 'Int');
+            const arr = vocab.read(map, [], EPRE);
+            unchanged = T.and(unchanged, T.forall([{ name: 'i!d', sort: 'Int' }], T.eq(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
+        }
+        return { ...base, frames, relation: T.implies(c, unchanged) };
+    }
+    const cls = { kind: 'class' as const, name: f.owner! };
+    maps.add(ALLOC).add(OWNER);
+    const [k] = keyParams(vocab, map, 'k!');
+    const key = T.v(k.name, 'Ref');
+    const frames = [{ map, params: [k], keep: T.and(publishedOf(vocab, cls, key, EPRE), cond(EPRE, TID, key)) }];
+    const o = T.v('o!d', 'Ref');
+    let unchanged = T.eq(vocab.read(map, [o], EPOST), vocab.read(map, [o], EPRE));
+    if (elems) {
+        const [a, i] = keyParams(vocab, elems, 'k!');
+        const ov = T.v('o!de', 'Ref');
+        frames.push({
+            map: elems, params: [a, i],
+            keep: T.exists([{ name: 'o!de', sort: 'Ref', type: typeKey(cls) }], T.and(publishedOf(vocab, cls, ov, EPRE), T.eq(vocab.read(map, [ov], EPRE), T.v(a.name, 'Ref')), cond(EPRE, TID, ov))),
+        });
+        const ix = T.v('i!d', 'Int');
+        const arr = vocab.read(map, [o], EPRE);
+        unchanged = T.and(unchanged, T.forall([{ name: 'i!d', sort: 'Int' }], T.eq(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
+    }
+    const relation = T.forall([{ name: 'o!d', sort: 'Ref', type: typeKey(cls) }], T.implies(T.and(publishedOf(vocab, cls, o, EPRE), cond(EPRE, TID, o)), unchanged));
+    return { ...base, frames, relation };
+}
+
+/** The boolean atoms of a guard: the comparisons and boolean reads under its connectives and conditionals. */
+export function atomsOf(e: Expr, out: Expr[] = []): Expr[] {
+    if (e.kind === 'binary' && (e.op === '&&' || e.op === '||' || e.op === '==>' || e.op === '<==>')) {
+        atomsOf(e.left, out);
+        atomsOf(e.right, out);
+    } else if (e.kind === 'unary' && e.op === '!') {
+        atomsOf(e.operand, out);
+    } else if (e.kind === 'cond') {
+        atomsOf(e.cond, out);
+        atomsOf(e.then, out);
+        atomsOf(e.else, out);
+    } else if (e.type.kind === 'boolean' && e.kind !== 'bool') {
+        out.push(e);
+    }
+    return out;
+}
+
+export { symbol };

@@ -1,44 +1,54 @@
-import type { Clause, Expr, FieldModel, ProgramModel, Range } from '../model/program.js';
-import { ALLOC, elemsVar, HOLDER, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import type { Clause, Expr, FieldModel, ProgramModel, Type } from '../model/program.js';
+import {
+    ALLOC, allocated, elemsVar, HOLDER, holderOf, OWNER, ownerOf, publishedOf, sortOfType, typeKey, type Vocabulary,
+} from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
-import type { Term } from '../smt/term.js';
-import type { Reach } from '../analysis/reach.js';
-import { reachOf, threadReach } from '../analysis/reach.js';
-import { mentionsThis, publishedOfClass, translate, visit, type TrContext } from './translate.js';
-
-/** Reads a state variable in one of the states a formula relates. */
-export type StateFn = (name: string) => Term;
+import type { BoundVar, Term } from '../smt/term.js';
+import { keyParams } from './abstraction.js';
+import { hasPrime, mentionsThis, translate, visit, type TrContext } from './translate.js';
 
 /**
- * One conjunct of E(p) or I(p), with its origin (shown on hover and in
- * messages). `build` instantiates it between two states for a thread id.
+ * Environment assumptions as relations between two states (pipeline stage 3).
+ * A conjunct of E(p) relates the state before another thread's step (`EPRE`)
+ * and after it (`EPOST`), from the point of view of the thread `TID` being
+ * checked. Most conjuncts are *frames*: "while `keep` holds at these keys,
+ * this state variable does not change". The VC generator builds the state
+ * after an environment step from the frames (the variable keeps its value
+ * where some frame's `keep` holds, and is arbitrary elsewhere), so that an
+ * environment step needs no quantifier; what frames cannot say is assumed as
+ * the `residual` relation.
  */
-export interface Conjunct {
-    kind: 'env' | 'writable' | 'builtin' | 'invariant' | 'candidate';
-    origin: string;
-    /** Calvin text of the conjunct, for hover. */
-    text: string;
-    build(pre: StateFn, post: StateFn, tid: Term): Term;
-    /** State variables it mentions (pre or post). */
-    vars: Set<string>;
-    /** The source clause (environment, invariant, writable_if). */
-    clause?: Clause;
-    field?: FieldModel;
-    /**
-     * "keep(o) ==> v'[o] == v[o]" parts (o undefined for a scalar v): an
-     * environment step can be built from them as `v' = lambda o. keep(o) ? v[o] : havoc[o]`,
-     * without quantifiers.
-     */
-    frames?: Frame[];
-    /** The frames (or the built-in construction) say all the conjunct says: it need not be assumed as well. */
-    exact?: boolean;
-    /** Built-in conjuncts the environment step constructs directly. */
-    construct?: 'holder' | 'alloc' | 'owner';
-}
+export const EPRE = 'E~pre';
+export const EPOST = 'E~post';
+export const TID: Term = T.v('tid', 'Int');
 
 export interface Frame {
-    var: string;
-    keep(pre: StateFn, tid: Term, o: Term | undefined): Term;
+    map: string;
+    /** The keys (named `k!0`, `k!1`, ... for every frame of a map). */
+    params: BoundVar[];
+    /** Over EPRE, the params and TID; may contain `exists` over objects (instantiated at the objects in scope). */
+    keep: Term;
+}
+
+export type ConjunctKind = 'env' | 'writable' | 'builtin' | 'final' | 'candidate';
+
+export interface Conjunct {
+    kind: ConjunctKind;
+    /** Where it comes from (hover, messages). */
+    origin: string;
+    /** Calvin text of the conjunct (hover). */
+    text: string;
+    clause?: Clause;
+    field?: FieldModel;
+    /** State variables it mentions. */
+    maps: Set<string>;
+    frames: Frame[];
+    /** What the frames do not say, over EPRE/EPOST (undefined: the frames say everything). */
+    residual?: Term;
+    /** The whole relation over EPRE/EPOST (guarantee checks, E* closure). */
+    relation: Term;
+    /** The built-in monitor/allocation/ownership rules, constructed specially. */
+    builtin?: 'holder' | 'alloc' | 'owner';
 }
 
 /** A field's protection: its `writable_if` (declared or inferred). */
@@ -55,55 +65,58 @@ export interface SpecContext {
     guards: Map<string, Guard>;
 }
 
-function ctxFor(vocab: Vocabulary, pre: StateFn, post: StateFn, tid: Term, thisTerm?: Term): TrContext {
+/** The context to translate a clause as a relation between EPRE and EPOST for thread `tid`. */
+export function relationCtx(vocab: Vocabulary, tid: Term, thisTerm?: Term): TrContext {
     return {
-        vocab,
-        state: (name, primed) => (primed ? post(name) : pre(name)),
+        vocab, pre: EPRE, twoState: true, post: EPOST, thisTerm, tid,
         local: id => { throw new Error(`local ${id} in a specification clause`); },
-        thisTerm,
-        tid,
     };
 }
 
-function varsOf(e: Expr, vocab: Vocabulary, out = new Set<string>()): Set<string> {
+/** The context to translate a state predicate in one state (undefined: the current state). */
+export function stateCtx(vocab: Vocabulary, tid: Term, state: string | undefined, thisTerm?: Term): TrContext {
+    return {
+        vocab, pre: state, thisTerm, tid,
+        local: id => { throw new Error(`local ${id} in a specification clause`); },
+    };
+}
+
+export function mapsOfExpr(e: Expr, vocab: Vocabulary, out = new Set<string>()): Set<string> {
     visit(e, x => {
         if (x.kind === 'global' || x.kind === 'field') out.add(vocab.varOfField(x.field));
         else if (x.kind === 'holder') out.add(HOLDER);
         else if (x.kind === 'index') out.add(elemsVar(x.type.kind === 'null' ? 'Ref' : sortOfType(x.type)));
-        else if (x.kind === 'this') out.add(ALLOC).add(OWNER);
     });
     return out;
 }
 
-/** A class clause about `this` holds for every published object of the class. */
-function clauseConjunct(vocab: Vocabulary, kind: 'env' | 'invariant', clause: Clause, className: string | undefined): Conjunct {
+function classType(name: string): Type {
+    return { kind: 'class', name };
+}
+
+const objVar = (name: string, cls: string): BoundVar => ({ name, sort: 'Ref', type: typeKey(classType(cls)) });
+
+// ------------------------------------------------------------------ environment clauses
+
+/** An `environment` clause; a class clause about `this` holds for every published object of the class. */
+export function clauseConjunct(vocab: Vocabulary, clause: Clause, className: string | undefined): Conjunct {
     const quantified = className !== undefined && mentionsThis(clause.expr);
-    const origin = `${kind === 'env' ? 'environment' : 'invariant'} of ${className ? `class ${className}` : 'the program'}`;
-    const frames = kind === 'env' ? clauseFrames(vocab, clause.expr, quantified ? className : undefined) : undefined;
-    return {
-        kind, origin, clause, text: clause.text, frames, exact: frames !== undefined,
-        vars: varsOf(clause.expr, vocab),
-        build(pre, post, tid) {
-            if (!quantified) return translate(clause.expr, ctxFor(vocab, pre, post, tid));
-            const o = T.v(`o!${className}`, 'Ref');
-            const body = translate(clause.expr, ctxFor(vocab, pre, post, tid, o));
-            // Triggers: the object's fields in the states involved. Without them Z3 picks
-            // `dtype o` or `alloc[o]`, which match every reference in every state (a matching loop).
-            const patterns: Term[][] = [];
-            for (const v of this.vars) {
-                const kind = vocab.vars.get(v)?.kind;
-                if (kind !== 'field' && kind !== 'holder') continue;
-                for (const s of [post(v), pre(v)]) if (!patterns.some(p => T.sameTerm(p[0], T.select(s, o)))) patterns.push([T.select(s, o)]);
-            }
-            return T.forall([{ name: `o!${className}`, sort: 'Ref' }], T.implies(publishedOfClass({ state: (n) => pre(n) }, vocab, className!, o), body), patterns.length > 0 ? patterns : undefined);
-        },
-    };
+    const o = T.v('o!env', 'Ref');
+    const origin = `environment of ${className ? `class ${className}` : 'the program'}`;
+    const body = translate(clause.expr, relationCtx(vocab, TID, quantified ? o : undefined));
+    const relation = quantified
+        ? T.forall([objVar('o!env', className!)], T.implies(publishedOf(vocab, classType(className!), o, EPRE), body))
+        : body;
+    const frames = clauseFrames(vocab, clause.expr, quantified ? className : undefined);
+    const maps = mapsOfExpr(clause.expr, vocab);
+    if (quantified) maps.add(ALLOC).add(OWNER);
+    return { kind: 'env', origin, clause, text: clause.text, maps, frames: frames ?? [], residual: frames ? undefined : relation, relation };
 }
 
 /**
- * An environment clause of the form `A ==> e' == e` (or a conjunction of
- * such) where e is a global, a field of `this` (class clauses) or a field of an
- * object the clause names: frames "keep e while A".
+ * Frames of an environment clause of the form `A ==> e' == e` (or a
+ * conjunction of such), where e is a global, a field of `this` (class
+ * clauses) or a field of an object the clause names and A has no primes.
  */
 function clauseFrames(vocab: Vocabulary, e: Expr, className: string | undefined): Frame[] | undefined {
     const parts: Array<{ cond?: Expr; target: Expr }> = [];
@@ -111,7 +124,7 @@ function clauseFrames(vocab: Vocabulary, e: Expr, className: string | undefined)
         if (x.kind === 'binary' && x.op === '&&') return collect(x.left) && collect(x.right);
         if (x.kind === 'binary' && x.op === '==>') {
             const t = unchangedTarget(x.right);
-            if (!t) return false;
+            if (!t || hasPrime(x.left)) return false;
             parts.push({ cond: x.left, target: t });
             return true;
         }
@@ -123,20 +136,23 @@ function clauseFrames(vocab: Vocabulary, e: Expr, className: string | undefined)
     if (!collect(e)) return undefined;
     const frames: Frame[] = [];
     for (const { cond, target } of parts) {
-        if (cond && hasPrime(cond)) return undefined;
-        const ctx = (pre: StateFn, tid: Term, o: Term | undefined) => ctxFor(vocab, pre, pre, tid, o);
-        const condAt = (pre: StateFn, tid: Term, o: Term | undefined) => cond ? translate(cond, ctx(pre, tid, o)) : T.TRUE;
         if (target.kind === 'global') {
-            if (className) return undefined; // "for every object, A(o) ==> g unchanged" needs a quantifier
-            frames.push({ var: vocab.varOfField(target.field), keep: (pre, tid) => condAt(pre, tid, undefined) });
-        } else if (target.kind === 'field') {
-            const name = vocab.varOfField(target.field);
-            if (target.receiver.kind === 'this' && className) {
-                frames.push({ var: name, keep: (pre, tid, o) => T.and(publishedOfClass({ state: n => pre(n) }, vocab, className, o!), condAt(pre, tid, o)) });
-            } else if (!className && !mentionsThis(target.receiver)) {
-                const recv = target.receiver;
-                frames.push({ var: name, keep: (pre, tid, o) => T.and(T.eq(o!, translate(recv, ctx(pre, tid, undefined))), condAt(pre, tid, undefined)) });
-            } else return undefined;
+            if (className) return undefined; // "for every object, A(o) ==> g unchanged" is not a frame
+            const map = vocab.varOfField(target.field);
+            frames.push({ map, params: [], keep: cond ? translate(cond, relationCtx(vocab, TID)) : T.TRUE });
+            continue;
+        }
+        if (target.kind !== 'field') return undefined;
+        const map = vocab.varOfField(target.field);
+        const [k] = keyParams(vocab, map, 'k!');
+        const key = T.v(k.name, 'Ref');
+        if (target.receiver.kind === 'this' && className) {
+            const c = cond ? translate(cond, relationCtx(vocab, TID, key)) : T.TRUE;
+            frames.push({ map, params: [k], keep: T.and(publishedOf(vocab, classType(className), key, EPRE), c) });
+        } else if (!className && !mentionsThis(target.receiver)) {
+            const ctx = relationCtx(vocab, TID);
+            const c = cond ? translate(cond, ctx) : T.TRUE;
+            frames.push({ map, params: [k], keep: T.and(T.eq(key, translate(target.receiver, ctx)), c) });
         } else return undefined;
     }
     return frames;
@@ -154,69 +170,85 @@ function unchangedTarget(x: Expr): Expr | undefined {
     return undefined;
 }
 
-function hasPrime(e: Expr): boolean {
-    let found = false;
-    visit(e, x => { if ((x.kind === 'global' || x.kind === 'field' || x.kind === 'holder' || x.kind === 'index') && x.primed) found = true; });
-    return found;
-}
-
 function sameExpr(a: Expr, b: Expr): boolean {
     if (a.kind !== b.kind) return false;
     switch (a.kind) {
         case 'this': case 'tid': case 'null': return true;
         case 'var': return a.id === (b as typeof a).id;
-        case 'global': return a.field === (b as typeof a).field;
-        case 'field': return a.field === (b as typeof a).field && sameExpr(a.receiver, (b as typeof a).receiver);
+        case 'global': return a.field === (b as typeof a).field && a.primed === (b as typeof a).primed;
+        case 'field': return a.field === (b as typeof a).field && a.primed === (b as typeof a).primed && sameExpr(a.receiver, (b as typeof a).receiver);
         default: return false;
     }
 }
 
+// ------------------------------------------------------------------ writable_if
+
+/** P[tid := j] (and this := obj), in a state. */
+export function guardTerm(vocab: Vocabulary, g: Guard, state: string | undefined, tid: Term, obj: Term | undefined): Term {
+    if (g.inferred) return T.or(...g.inferred.writers.map(w => T.eq(tid, T.int(w))));
+    return T.and(...g.clauses.map(c => translate(c.expr, stateCtx(vocab, tid, state, obj))));
+}
+
+/** "Another thread may write f here": `\exists int j; j != 0 && j != tid && P[tid := j]`, in a state. */
+export function otherMayWrite(vocab: Vocabulary, g: Guard, state: string | undefined, tid: Term, obj: Term | undefined): Term {
+    return existsOtherThread(tid, j => guardTerm(vocab, g, state, j, obj));
+}
+
 /**
  * The derived conjunct of a `writable_if P` (language.md §6):
- * `f' != f ==> (\exists j; j != 0 && j != tid; P[tid := j])`, for every
+ * `f' != f ==> (\exists int j; j != 0 && j != tid; P[tid := j])`, for every
  * published object of the class for an instance field, and for the elements of
- * the array it references when f is array-typed.
+ * the array it references when f is array-typed. As frames: f keeps its value
+ * where no other thread's guard holds.
  */
-function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
+export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const f = g.field;
-    const name = vocab.varOfField(f.id);
-    const vars = new Set<string>([name]);
-    for (const c of g.clauses) varsOf(c.expr, vocab, vars);
-    const isArray = f.type.kind === 'array';
-    const elems = isArray ? elemsVar(sortOfType((f.type as { element: import('../model/program.js').Type }).element)) : undefined;
-    if (elems) vars.add(elems);
-    if (!f.isStatic) vars.add(ALLOC).add(OWNER);
+    const map = vocab.varOfField(f.id);
+    const maps = new Set<string>([map]);
+    for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
+    const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    if (elems) maps.add(elems);
+    if (!f.isStatic) maps.add(ALLOC).add(OWNER);
     const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
-    // Another thread may write f only where the guard holds for it: keep f where no other thread's guard holds.
-    const otherMayWrite = (pre: StateFn, tid: Term, obj: Term | undefined) => existsOtherThread(tid, j => guardTerm(vocab, g, pre, j, obj));
+    const frames: Frame[] = [];
+    const o = T.v('o!w', 'Ref');
+    let relation: Term;
+    if (f.isStatic) {
+        const noOther = T.not(otherMayWrite(vocab, g, EPRE, TID, undefined));
+        frames.push({ map, params: [], keep: noOther });
+        let changed = T.ne(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE));
+        if (elems) {
+            const [a, i] = keyParams(vocab, elems, 'k!');
+            const arr = vocab.read(map, [], EPRE);
+            frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), arr), noOther) });
+            const ix = T.v('i!w', 'Int');
+            changed = T.or(changed, T.exists([{ name: 'i!w', sort: 'Int' }], T.ne(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
+        }
+        relation = T.implies(changed, T.not(noOther));
+    } else {
+        const cls = f.owner!;
+        const [k] = keyParams(vocab, map, 'k!');
+        const key = T.v(k.name, 'Ref');
+        frames.push({ map, params: [k], keep: T.and(publishedOf(vocab, classType(cls), key, EPRE), T.not(otherMayWrite(vocab, g, EPRE, TID, key))) });
+        let changed = T.ne(vocab.read(map, [o], EPOST), vocab.read(map, [o], EPRE));
+        if (elems) {
+            const [a, i] = keyParams(vocab, elems, 'k!');
+            const ov = T.v('o!we', 'Ref');
+            // kept when some published object referencing the array forbids the others to write
+            frames.push({
+                map: elems, params: [a, i],
+                keep: T.exists([objVar('o!we', cls)], T.and(publishedOf(vocab, classType(cls), ov, EPRE), T.eq(vocab.read(map, [ov], EPRE), T.v(a.name, 'Ref')), T.not(otherMayWrite(vocab, g, EPRE, TID, ov)))),
+            });
+            const arr = vocab.read(map, [o], EPRE);
+            const ix = T.v('i!w', 'Int');
+            changed = T.or(changed, T.exists([{ name: 'i!w', sort: 'Int' }], T.ne(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
+        }
+        relation = T.forall([objVar('o!w', cls)], T.implies(T.and(publishedOf(vocab, classType(cls), o, EPRE), changed), otherMayWrite(vocab, g, EPRE, TID, o)));
+    }
     return {
-        kind: 'writable', field: f, clause: g.clauses[0],
-        exact: !isArray,
-        frames: [{
-            var: name,
-            keep: (pre, tid, o) => o
-                ? T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o), T.not(otherMayWrite(pre, tid, o)))
-                : T.not(otherMayWrite(pre, tid, undefined)),
-        }],
+        kind: 'writable', field: f, clause: g.clauses[0], maps, frames, relation,
         origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
         text: `${f.name}' != ${f.name} ==> (\\exists int j; j != 0 && j != tid; (${guardText})[tid := j])`,
-        vars,
-        build(pre, post, tid) {
-            const guardAt = (obj: Term | undefined) => otherMayWrite(pre, tid, obj);
-            if (f.isStatic) {
-                const changed = T.ne(post(name), pre(name));
-                const elemChanged = elems ? T.ne(T.select(post(elems), pre(name)), T.select(pre(elems), pre(name))) : T.FALSE;
-                return T.implies(T.or(changed, elemChanged), guardAt(undefined));
-            }
-            const o = T.v('o!w', 'Ref');
-            const changed = T.ne(T.select(post(name), o), T.select(pre(name), o));
-            const elemChanged = elems
-                ? T.ne(T.select(post(elems), T.select(pre(name), o)), T.select(pre(elems), T.select(pre(name), o)))
-                : T.FALSE;
-            return T.forall([{ name: 'o!w', sort: 'Ref' }],
-                T.implies(T.and(publishedOfClass({ state: n => pre(n) }, vocab, f.owner!, o), T.or(changed, elemChanged)), guardAt(o)),
-                [[T.select(post(name), o)]]);
-        },
     };
 }
 
@@ -225,7 +257,7 @@ function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
  * (`j == e` in every disjunct, as in `tid == Producer && ...` or `o.holder == tid`).
  */
 export function existsOtherThread(tid: Term, p: (j: Term) => Term): Term {
-    const j = { t: 'var' as const, name: 'j!w', sort: 'Int' as const };
+    const j = T.v('j!w', 'Int') as Extract<Term, { t: 'var' }>;
     const body = p(j);
     const elim = eliminate(body, j, tid);
     if (elim) return elim;
@@ -238,7 +270,7 @@ function mentions(t: Term, name: string): boolean {
 
 /** \exists j (j != 0, j != tid). body — without the quantifier, or undefined when j is not pinned down. */
 function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term | undefined {
-    if (!mentions(body, j.name)) return T.and(body, T.TRUE);
+    if (!mentions(body, j.name)) return body;
     if (body.t !== 'app') return undefined;
     if (body.fn === 'or') {
         const parts = body.args.map(a => eliminate(a, j, tid));
@@ -260,67 +292,70 @@ function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term 
     return undefined;
 }
 
-/** P[tid := j] (and this := obj) in the pre-state. */
-export function guardTerm(vocab: Vocabulary, g: Guard, pre: StateFn, tid: Term, obj: Term | undefined): Term {
-    if (g.inferred) return T.or(...g.inferred.writers.map(w => T.eq(tid, T.int(w))));
-    return T.and(...g.clauses.map(c => translate(c.expr, ctxFor(vocab, pre, pre, tid, obj))));
+// ------------------------------------------------------------------ final fields and built-in rules
+
+function finalConjunct(vocab: Vocabulary, f: FieldModel): Conjunct {
+    const map = vocab.varOfField(f.id);
+    const base = { kind: 'final' as const, origin: `${f.id} is final`, text: `${f.name}' == ${f.name}`, field: f, maps: new Set([map]) };
+    if (f.isStatic) {
+        return { ...base, frames: [{ map, params: [], keep: T.TRUE }], relation: T.eq(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE)) };
+    }
+    const [k] = keyParams(vocab, map, 'k!');
+    const o = T.v('o!f', 'Ref');
+    return {
+        ...base,
+        frames: [{ map, params: [k], keep: allocated(T.v(k.name, 'Ref'), EPRE) }],
+        relation: T.forall([{ name: 'o!f', sort: 'Ref' }], T.implies(allocated(o, EPRE), T.eq(vocab.read(map, [o], EPOST), vocab.read(map, [o], EPRE)))),
+    };
 }
 
 /** Built-in assumptions every thread makes of the others (monitors, allocation, private objects). */
 export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
+    if (!vocab.has(ALLOC)) return [];
     const o = T.v('o!b', 'Ref');
-    const ov = [{ name: 'o!b', sort: 'Ref' as const }];
-    const maps = vocab.allVars().filter(v => v.kind === 'field' || v.kind === 'elems').map(v => v.name);
-    const all: Conjunct[] = [
+    const ov: BoundVar[] = [{ name: 'o!b', sort: 'Ref' }];
+    const out: Conjunct[] = [
         {
-            kind: 'builtin', origin: 'monitors', text: "o.holder == tid <==> o.holder' == tid (no other thread takes or releases a monitor this thread holds)",
-            vars: new Set([HOLDER]), exact: true, construct: 'holder',
-            build: (pre, post, tid) => T.forall(ov, T.iff(T.eq(T.select(pre(HOLDER), o), tid), T.eq(T.select(post(HOLDER), o), tid)), [[T.select(post(HOLDER), o)]]),
+            kind: 'builtin', origin: 'monitors', builtin: 'holder', maps: new Set([HOLDER]), frames: [],
+            text: "o.holder == tid <==> o.holder' == tid (no other thread takes or releases a monitor this thread holds)",
+            relation: T.forall(ov, T.iff(T.eq(holderOf(o, EPRE), TID), T.eq(holderOf(o, EPOST), TID))),
         },
         {
-            kind: 'builtin', origin: 'allocation', text: 'allocated objects stay allocated',
-            vars: new Set([ALLOC]), exact: true, construct: 'alloc',
-            build: (pre, post) => T.forall(ov, T.implies(T.select(pre(ALLOC), o), T.select(post(ALLOC), o)), [[T.select(post(ALLOC), o)]]),
+            kind: 'builtin', origin: 'allocation', builtin: 'alloc', maps: new Set([ALLOC]), frames: [],
+            text: 'allocated objects stay allocated',
+            relation: T.forall(ov, T.implies(allocated(o, EPRE), allocated(o, EPOST))),
         },
         {
-            kind: 'builtin', origin: 'ownership', text: 'objects private to this thread stay private; published objects stay published',
-            vars: new Set([OWNER]), exact: true, construct: 'owner',
-            build: (pre, post, tid) => T.and(
-                T.forall(ov, T.iff(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(OWNER), o), tid)), [[T.select(post(OWNER), o)]]),
-                T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), T.int(0)), T.eq(T.select(post(OWNER), o), T.int(0))), [[T.select(post(OWNER), o)]]),
-            ),
-        },
-        {
-            kind: 'builtin', origin: 'private objects', text: 'objects private to this thread are not changed by others',
-            vars: new Set([OWNER, ...maps]), exact: true,
-            frames: maps.map(m => ({ var: m, keep: (pre: StateFn, tid: Term, obj: Term | undefined) => T.eq(T.select(pre(OWNER), obj!), tid) })),
-            build: (pre, post, tid) => T.and(...maps.map(m => T.forall(ov, T.implies(T.eq(T.select(pre(OWNER), o), tid), T.eq(T.select(post(m), o), T.select(pre(m), o))), [[T.select(post(m), o)]]))),
+            kind: 'builtin', origin: 'ownership', builtin: 'owner', maps: new Set([OWNER, ALLOC]), frames: [],
+            text: 'objects private to this thread stay private; published objects stay published',
+            relation: T.forall(ov, T.and(T.iff(T.eq(ownerOf(o, EPRE), TID), T.eq(ownerOf(o, EPOST), TID)),
+                T.implies(T.and(allocated(o, EPRE), T.eq(ownerOf(o, EPRE), T.int(0))), T.eq(ownerOf(o, EPOST), T.int(0))))),
         },
     ];
-    // Only the bookkeeping the program has (vocabulary: heapFeatures).
-    return all.filter(c => [...c.vars].every(v => vocab.has(v)));
+    // Objects private to this thread are not changed by others.
+    const maps = vocab.allVars().filter(x => x.kind === 'field' || x.kind === 'elems').map(x => x.name);
+    if (maps.length > 0) {
+        out.push({
+            kind: 'builtin', origin: 'private objects', maps: new Set([OWNER, ALLOC, ...maps]),
+            text: 'objects private to this thread are not changed by others',
+            frames: maps.map(m => {
+                const params = keyParams(vocab, m, 'k!');
+                return { map: m, params, keep: T.and(allocated(T.v(params[0].name, 'Ref'), EPRE), T.eq(ownerOf(T.v(params[0].name, 'Ref'), EPRE), TID)) };
+            }),
+            relation: T.and(...maps.map(m => {
+                const params = keyParams(vocab, m, 'p!');
+                const keys = params.map(p => T.v(p.name, p.sort));
+                return T.forall(params, T.implies(T.and(allocated(keys[0], EPRE), T.eq(ownerOf(keys[0], EPRE), TID)), T.eq(vocab.read(m, keys, EPOST), vocab.read(m, keys, EPRE))));
+            })),
+        });
+    }
+    return out;
 }
 
+// ------------------------------------------------------------------ guards
+
 /** Which threads (by single-instance id) write each field after initialization; a replicated writer means "any". */
-export function inferGuards(program: ProgramModel, vocab: Vocabulary): Map<string, Guard> {
-    const writers = new Map<string, { ids: Set<number>; any: boolean }>();
-    // A method with an abstraction that no thread reaches is checked for any caller: its writes are by "any thread".
-    const reached = new Set(program.threads.flatMap(t => [...threadReach(program, t).methods]));
-    for (const m of vocab.allMethods()) {
-        if (!m.abstraction || reached.has(m.id)) continue;
-        for (const f of reachOf(program, m.body, m.owner).writes) writers.set(f, { ids: new Set(), any: true });
-        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) {
-            for (const e of a.frame) writers.set(e.field, { ids: new Set(), any: true });
-        }
-    }
-    for (const t of program.threads) {
-        for (const f of threadReach(program, t).writes) {
-            const w = writers.get(f) ?? { ids: new Set(), any: false };
-            if (t.id === undefined) w.any = true;
-            else w.ids.add(t.id);
-            writers.set(f, w);
-        }
-    }
+export function inferGuards(program: ProgramModel, vocab: Vocabulary, writers: Map<string, { ids: Set<number>; any: boolean }>): Map<string, Guard> {
     const guards = new Map<string, Guard>();
     for (const f of vocab.fields.values()) {
         if (f.writableIf.length > 0) {
@@ -328,7 +363,7 @@ export function inferGuards(program: ProgramModel, vocab: Vocabulary): Map<strin
             continue;
         }
         const w = writers.get(f.id);
-        if (w?.any) continue; // written by a replicated thread: unprotected
+        if (w?.any) continue; // written by a replicated thread (or any caller): unprotected
         const ids = [...(w?.ids ?? [])].sort((a, b) => a - b);
         const names = ids.map(id => program.threads.find(t => t.id === id)?.name ?? String(id));
         guards.set(f.id, { field: f, clauses: [], inferred: { writers: ids, text: ids.length === 0 ? 'false' : names.map(n => `tid == ${n}`).join(' || ') } });
@@ -336,62 +371,67 @@ export function inferGuards(program: ProgramModel, vocab: Vocabulary): Map<strin
     return guards;
 }
 
-/** E(p): the environment assumption of a procedure or thread (language.md §6). */
-export function environmentOf(spec: SpecContext, reach: Reach, topLevel: boolean): Conjunct[] {
+// ------------------------------------------------------------------ E(p)
+
+/** E(p): the environment assumption of a procedure or thread (language.md §6), from the clauses and fields it involves. */
+export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel: boolean, fields: Set<string>): Conjunct[] {
     const { vocab } = spec;
     const out: Conjunct[] = [];
-    if (topLevel) for (const c of vocab.program.environments) out.push(clauseConjunct(vocab, 'env', c, undefined));
+    if (topLevel) for (const c of vocab.program.environments) out.push(clauseConjunct(vocab, c, undefined));
     for (const cls of vocab.program.classes) {
-        if (!reach.classes.has(cls.name)) continue;
-        for (const c of cls.environments) out.push(clauseConjunct(vocab, 'env', c, cls.name));
+        if (!classes.has(cls.name)) continue;
+        for (const c of cls.environments) out.push(clauseConjunct(vocab, c, cls.name));
     }
-    for (const fid of reach.fields) {
+    for (const fid of fields) {
+        const f = vocab.fields.get(fid);
+        if (!f) continue;
+        if (f.isFinal) { out.push(finalConjunct(vocab, f)); continue; }
         const g = spec.guards.get(fid);
-        const f = vocab.fields.get(fid);
-        if (!g || !f || f.isFinal) continue;
-        out.push(writableConjunct(vocab, g));
-    }
-    // final fields never change
-    for (const fid of reach.fields) {
-        const f = vocab.fields.get(fid);
-        if (f?.isFinal) out.push(finalConjunct(vocab, f));
+        if (g) out.push(writableConjunct(vocab, g));
     }
     out.push(...builtinConjuncts(vocab));
     return out;
 }
 
-function finalConjunct(vocab: Vocabulary, f: FieldModel): Conjunct {
-    const name = vocab.varOfField(f.id);
-    return {
-        kind: 'builtin', origin: `${f.id} is final`, text: `${f.name}' == ${f.name}`, field: f,
-        vars: new Set([name]), exact: true,
-        frames: [{ var: name, keep: (pre, _tid, o) => (o ? T.select(pre(ALLOC), o) : T.TRUE) }],
-        build: (pre, post) => {
-            if (f.isStatic) return T.eq(post(name), pre(name));
-            const o = T.v('o!f', 'Ref');
-            return T.forall([{ name: 'o!f', sort: 'Ref' }], T.implies(T.select(pre(ALLOC), o), T.eq(T.select(post(name), o), T.select(pre(name), o))), [[T.select(post(name), o)]]);
-        },
-    };
+// ------------------------------------------------------------------ I(p)
+
+/** A conjunct of I(p): a state predicate (over the current state), for every published object of its class when it is about `this`. */
+export interface Invariant {
+    /** The class it belongs to (undefined: a top-level invariant). */
+    className?: string;
+    origin: string;
+    text: string;
+    clause: Clause;
+    maps: Set<string>;
+    /** Over the current state; a class invariant is `forall o: C. published(o) ==> P(o)`. */
+    term: Term;
 }
 
-/** I(p): the invariant of a procedure or thread. */
-export function invariantOf(spec: SpecContext, reach: Reach, topLevel: boolean): Conjunct[] {
-    const { vocab } = spec;
-    const out: Conjunct[] = [];
-    if (topLevel) for (const c of vocab.program.invariants) out.push(clauseConjunct(vocab, 'invariant', c, undefined));
-    for (const cls of vocab.program.classes) {
-        if (!reach.classes.has(cls.name)) continue;
-        for (const c of cls.invariants) out.push(clauseConjunct(vocab, 'invariant', c, cls.name));
-    }
+export function invariantConjunct(vocab: Vocabulary, clause: Clause, className: string | undefined): Invariant {
+    const quantified = className !== undefined && mentionsThis(clause.expr);
+    const o = T.v('o!inv', 'Ref');
+    const body = translate(clause.expr, stateCtx(vocab, TID, undefined, quantified ? o : undefined));
+    const term = quantified
+        ? T.forall([objVar('o!inv', className!)], T.implies(publishedOf(vocab, classType(className!), o), body))
+        : body;
+    const maps = mapsOfExpr(clause.expr, vocab);
+    if (quantified) maps.add(ALLOC).add(OWNER);
+    return { className, origin: `invariant of ${className ? `class ${className}` : 'the program'}`, text: clause.text, clause, maps, term };
+}
+
+/** Every invariant of the program. */
+export function allInvariants(vocab: Vocabulary): Invariant[] {
+    const out: Invariant[] = vocab.program.invariants.map(c => invariantConjunct(vocab, c, undefined));
+    for (const cls of vocab.program.classes) for (const c of cls.invariants) out.push(invariantConjunct(vocab, c, cls.name));
     return out;
 }
 
-/** A one-state conjunct's value in a state. */
-export function holds(c: Conjunct, state: StateFn, tid: Term): Term {
-    return c.build(state, state, tid);
+/** Every `environment` clause of the program (what each step must guarantee to the others). */
+export function allEnvironmentClauses(vocab: Vocabulary): Conjunct[] {
+    const out: Conjunct[] = vocab.program.environments.map(c => clauseConjunct(vocab, c, undefined));
+    for (const cls of vocab.program.classes) for (const c of cls.environments) out.push(clauseConjunct(vocab, c, cls.name));
+    return out;
 }
-
-export type { Range };
 
 /** Several writable_if clauses as one condition: `(A) && (B)` (one clause as written). */
 export function clausesText(clauses: Array<{ text: string }>): string {

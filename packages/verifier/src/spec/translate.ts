@@ -1,28 +1,26 @@
 import type { Expr } from '../model/program.js';
-import { ALLOC, DTYPE, elemsVar, HOLDER, LEN, OWNER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import { elemsVar, HOLDER, lengthOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 
 /**
  * How names of an annotation (or of a side-effect-free code expression) are
- * read: the state before (unprimed) and after (primed) the step, locals,
- * `this`, `tid`, `\result` and `\old`.
+ * read: the states for unprimed and primed names, locals, `this`, `tid`,
+ * `\result` and `\old`.
  */
 export interface TrContext {
     vocab: Vocabulary;
-    /** A state variable's term: `post` for primed names. */
-    state(name: string, post: boolean): Term;
+    /** The state unprimed names are read in (undefined: the current state). */
+    pre?: string;
+    /** Primed names are allowed (an action), and read in state `post` (undefined: the current state). */
+    twoState?: boolean;
+    post?: string;
     local(id: string): Term;
     thisTerm?: Term;
     tid: Term;
     result?: Term;
     /** The context for `\old(e)`: the state at method entry. */
     old?: TrContext;
-}
-
-/** Wraps a context so that some locals (quantified variables) are bound to given terms. */
-function withLocals(ctx: TrContext, bound: Map<string, Term>): TrContext {
-    return { ...ctx, local: id => bound.get(id) ?? ctx.local(id) };
 }
 
 let quantCounter = 0;
@@ -32,6 +30,11 @@ export class UnsupportedInAnnotation extends Error { }
 /** Translate a pure expression to a term. Calls, `new`, `cas`, `nondet` are not pure (the front end rejects them in annotations). */
 export function translate(e: Expr, ctx: TrContext): Term {
     const tr = (x: Expr) => translate(x, ctx);
+    const stateOf = (primed: boolean): string | undefined => {
+        if (!primed) return ctx.pre;
+        if (!ctx.twoState) throw new UnsupportedInAnnotation('primed names are only allowed in actions');
+        return ctx.post;
+    };
     switch (e.kind) {
         case 'int': return T.int(BigInt(e.value));
         case 'bool': return T.bool(e.value);
@@ -42,13 +45,13 @@ export function translate(e: Expr, ctx: TrContext): Term {
         case 'tid': return ctx.tid;
         case 'threadId': return T.int(e.id);
         case 'var': return ctx.local(e.id);
-        case 'global': return ctx.state(ctx.vocab.varOfField(e.field), e.primed);
-        case 'field': return T.select(ctx.state(ctx.vocab.varOfField(e.field), e.primed), tr(e.receiver));
-        case 'holder': return T.select(ctx.state(HOLDER, e.primed), tr(e.receiver));
-        case 'length': return T.call(LEN, 'Int', tr(e.array));
+        case 'global': return ctx.vocab.read(ctx.vocab.varOfField(e.field), [], stateOf(e.primed));
+        case 'field': return ctx.vocab.read(ctx.vocab.varOfField(e.field), [tr(e.receiver)], stateOf(e.primed));
+        case 'holder': return ctx.vocab.read(HOLDER, [tr(e.receiver)], stateOf(e.primed));
+        case 'length': return lengthOf(tr(e.array));
         case 'index': {
             const elemSort = e.type.kind === 'null' ? 'Ref' : sortOfType(e.type);
-            return T.select(T.select(ctx.state(elemsVar(elemSort), e.primed), tr(e.array)), tr(e.index));
+            return ctx.vocab.read(elemsVar(elemSort), [tr(e.array), tr(e.index)], stateOf(e.primed));
         }
         case 'unary': return e.op === '!' ? T.not(tr(e.operand)) : T.neg(tr(e.operand));
         case 'binary': return binary(e.op, tr(e.left), tr(e.right));
@@ -63,12 +66,11 @@ export function translate(e: Expr, ctx: TrContext): Term {
             const name = `q!${e.variable.name}!${quantCounter++}`;
             const sort = sortOfType(e.variable.type);
             const bound = T.v(name, sort);
-            const inner = withLocals(ctx, new Map([[e.variable.id, bound]]));
+            const inner: TrContext = { ...ctx, local: id => (id === e.variable.id ? bound : ctx.local(id)) };
             const range = e.range_ ? translate(e.range_, inner) : T.TRUE;
             const body = translate(e.body, inner);
-            return e.quantifier === 'forall'
-                ? T.forall([{ name, sort }], T.implies(range, body))
-                : T.exists([{ name, sort }], T.and(range, body));
+            const vars = [{ name, sort, type: typeKey(e.variable.type) }];
+            return e.quantifier === 'forall' ? T.forall(vars, T.implies(range, body)) : T.exists(vars, T.and(range, body));
         }
         case 'call': case 'new': case 'newArray': case 'cas': case 'nondet':
             throw new UnsupportedInAnnotation(`'${e.kind}' is not allowed in a specification`);
@@ -100,13 +102,19 @@ export function mentionsThis(e: Expr): boolean {
     return found;
 }
 
+/** Does the expression mention a primed name? */
+export function hasPrime(e: Expr): boolean {
+    let found = false;
+    visit(e, x => { if ((x.kind === 'global' || x.kind === 'field' || x.kind === 'holder' || x.kind === 'index') && x.primed) found = true; });
+    return found;
+}
+
 /** State variables an expression mentions, split by primed/unprimed. */
 export function stateVarsOf(e: Expr, vocab: Vocabulary): { pre: Set<string>; post: Set<string> } {
     const pre = new Set<string>(), post = new Set<string>();
     visit(e, x => {
         const add = (name: string, primed: boolean) => (primed ? post : pre).add(name);
-        if (x.kind === 'global') add(vocab.varOfField(x.field), x.primed);
-        else if (x.kind === 'field') add(vocab.varOfField(x.field), x.primed);
+        if (x.kind === 'global' || x.kind === 'field') add(vocab.varOfField(x.field), x.primed);
         else if (x.kind === 'holder') add(HOLDER, x.primed);
         else if (x.kind === 'index') add(elemsVar(x.type.kind === 'null' ? 'Ref' : sortOfType(x.type)), x.primed);
     });
@@ -127,14 +135,35 @@ export function visit(e: Expr, f: (e: Expr) => void): void {
         case 'cas': visit(e.target, f); visit(e.expected, f); visit(e.update, f); break;
         case 'old': visit(e.expr, f); break;
         case 'quant': if (e.range_) visit(e.range_, f); visit(e.body, f); break;
+        default: break;
     }
 }
 
-/** Published objects of a class: the objects class invariants and environment clauses range over. */
-export function publishedOfClass(ctx: { state(name: string, post: boolean): Term }, vocab: Vocabulary, className: string, o: Term): Term {
-    return T.and(
-        T.select(ctx.state(ALLOC, false), o),
-        T.eq(T.select(ctx.state(OWNER, false), o), T.int(0)),
-        T.eq(T.call(DTYPE, 'Int', o), T.int(vocab.typeId({ kind: 'class', name: className }))),
-    );
+/** A compact rendering of an expression (for hover and messages). */
+export function exprText(e: Expr): string {
+    switch (e.kind) {
+        case 'int': return e.value;
+        case 'bool': return String(e.value);
+        case 'null': return 'null';
+        case 'this': return 'this';
+        case 'tid': return 'tid';
+        case 'nondet': return 'nondet()';
+        case 'threadId': return e.thread;
+        case 'var': return e.name;
+        case 'global': return e.field + (e.primed ? "'" : '');
+        case 'field': return `${exprText(e.receiver)}.${e.field.split('.').pop()}${e.primed ? "'" : ''}`;
+        case 'holder': return `${exprText(e.receiver)}.holder${e.primed ? "'" : ''}`;
+        case 'length': return `${exprText(e.array)}.length`;
+        case 'index': return `${exprText(e.array)}[${exprText(e.index)}]${e.primed ? "'" : ''}`;
+        case 'unary': return `${e.op}${exprText(e.operand)}`;
+        case 'binary': return `${exprText(e.left)} ${e.op} ${exprText(e.right)}`;
+        case 'cond': return `${exprText(e.cond)} ? ${exprText(e.then)} : ${exprText(e.else)}`;
+        case 'call': return `${e.receiver ? exprText(e.receiver) + '.' : ''}${e.method.split('.').pop()}(${e.args.map(exprText).join(', ')})`;
+        case 'new': return `new ${e.class}()`;
+        case 'newArray': return `new ...[${exprText(e.size)}]`;
+        case 'cas': return `cas(${exprText(e.target)}, ${exprText(e.expected)}, ${exprText(e.update)})`;
+        case 'old': return `\\old(${exprText(e.expr)})`;
+        case 'result': return '\\result';
+        case 'quant': return `(\\${e.quantifier} ${e.variable.name}; ...)`;
+    }
 }

@@ -1,165 +1,140 @@
+import { typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
-import type { Sort, Term } from '../smt/term.js';
-import { sortToSmt, symbol, toSmt } from '../smt/term.js';
-import type { Check, SCmd, SeqProgram } from './seq.js';
-import { grounding } from './ground.js';
+import type { Term } from '../smt/term.js';
+import { symbol, toSmt } from '../smt/term.js';
+import type { Check, EnvStep, SCmd, SeqProgram } from '../sim/seq.js';
+import { EPOST, EPRE } from '../spec/environment.js';
+import { envState } from './envstep.js';
+import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } from './formulas.js';
 
 /**
- * Verification conditions (pipeline stage 6): the simulation-checking program
+ * Verification conditions (pipeline stage 6). The simulation-checking program
  * is cut at loops (invariants asserted on entry and after the body, assumed at
- * the head after the loop's targets are havocked), put in passive form
- * (every assignment a fresh incarnation; joins equate incarnations), and turned
- * into a linear-size formula (the compact VCs of Flanagan–Saxe, in their
- * "reachability" form): `R_B` means block B is reached with every assumption on
- * the way satisfied, and `err!k` that assertion k is reached and fails. Every
- * definition is a one-way implication, so assumptions occur only positively and
- * asserted conditions only negatively: quantified assertions are skolemized,
- * never instantiated, and a model is a concrete failing execution.
+ * the head), put in passive form (every assignment and every state change a
+ * new incarnation, defined as a macro; joins choose between incarnations with
+ * a selector) and turned into a linear-size formula: the compact VCs of
+ * Flanagan and Saxe in their "reachability" form. `R!B` means block B is
+ * reached with every assumption on the way satisfied, `err!k` that assertion k
+ * is reached and fails. Every definition is a one-way implication, so a model
+ * is a concrete failing execution.
  *
- * Each assertion has an enable literal: a disabled program check is assumed
+ * Each check has an enable literal: a disabled program check is assumed
  * instead of asserted (so repeated queries find every failing check), and a
- * Houdini candidate is dropped from both its assertions and its assumptions.
+ * Houdini candidate is dropped from its assertions and its assumptions.
  */
-export interface PStmt {
+export interface VC {
+    /** Declarations and assertions, sent once per solver session. */
+    script: string;
+    /** Enable literal per check id. */
+    enable: Map<number, string>;
+    checks: Check[];
+    /** Error literal → the check it reports and the values that explain it. */
+    errors: Map<string, { check: number; show: Array<[string, Term]> }>;
+}
+
+interface PStmt {
     kind: 'assume' | 'assert';
-    /** The condition, in passive form. */
-    cond: Term;
+    cond: string;
     check?: number;
-    /** For assertions: the error variable `err!k`. */
     err?: string;
 }
 
-export interface Block {
+interface Block {
     name: string;
     stmts: PStmt[];
     succ: string[];
 }
 
-export interface VC {
-    /** Declarations and definitions, to send once. */
-    script: string;
-    /** The same VC with its heap quantifiers instantiated at ground references (vc/ground.ts). */
-    groundScript: string;
-    blocks: Block[];
-    entry: string;
-    /** Enable literal per check id. */
-    enable: Map<number, string>;
-    checks: Check[];
-    /** Error variable → the check it reports and the passive state there (for counterexamples). */
-    /** `comparesMaps`: the asserted condition equates whole maps (needs extensionality to refute). */
-    errors: Map<string, { check: number; sigma: Map<string, Term>; comparesMaps: boolean }>;
-    /**
-     * Some assumption compares whole maps other than as a definition (`stutters = (a == b)`):
-     * a model found without extensionality may then be spurious (solve/run.ts).
-     */
-    needsExtensionality: boolean;
+interface Env {
+    cur: State;
+    locals: Map<string, Term>;
 }
 
-interface End { block: Block; sigma: Map<string, Term> }
+interface End { block: Block; env: Env }
 
-// No axiom `forall r. len r >= 0` (nor a define-fun for it): with either, Z3 4.15 answers
-// `unknown (incomplete quantifiers)` where it finds a counterexample without them. Instead
-// `len t >= 0` is asserted for every ground length term of the VC (lengthFacts).
-export const PRELUDE = `(declare-sort Ref 0)
-(declare-const null Ref)
-(declare-fun len (Ref) Int)
-(declare-fun dtype (Ref) Int)
-(define-fun jdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))
-(define-fun jmod ((a Int) (b Int)) Int (- a (* b (jdiv a b))))
-`;
-
-export function vcgen(p: SeqProgram): VC {
-    const g = new Generator(p);
-    return g.run();
+export function vcgen(vocab: Vocabulary, p: SeqProgram): VC {
+    return new Generator(vocab, p).run();
 }
 
 class Generator {
+    private readonly f: Formulas;
     private blocks: Block[] = [];
-    private cur: Block | undefined;
-    private sigma = new Map<string, Term>();
-    private incarnation = new Map<string, number>();
-    private decls = new Map<string, Sort>();
-    private skolems = 0;
-    private labels = new Map<string, End[]>();
-    private errors = new Map<string, { check: number; sigma: Map<string, Term>; comparesMaps: boolean }>();
+    private curBlock: Block | undefined;
+    private env!: Env;
+    private readonly snapshots = new Map<string, State>();
+    private readonly labels = new Map<string, End[]>();
+    private readonly errors = new Map<string, { check: number; show: Array<[string, Term]> }>();
+    private readonly ground: Ground = new Map();
+    private readonly checkById: Map<number, Check>;
+    private tags = 0;
 
-    constructor(private readonly p: SeqProgram) { }
+    constructor(vocab: Vocabulary, private readonly p: SeqProgram) {
+        this.f = new Formulas(vocab);
+        this.checkById = new Map(p.checks.map(c => [c.id, c]));
+    }
 
     run(): VC {
-        for (const [name, sort] of this.p.constants) this.decls.set(name, sort);
-        for (const [name, sort] of this.p.vars) this.sigma.set(name, this.freshVar(name, sort));
+        for (const [name, sort] of this.p.constants) {
+            this.f.fresh(name);
+            this.f.decls.push(`(declare-const ${symbol(name)} ${sort})`);
+        }
+        const locals = new Map<string, Term>();
+        for (const l of this.p.locals.values()) locals.set(l.name, this.f.declareConst(l.name, l.sort));
+        const cur: State = new Map();
+        for (const m of this.p.maps) cur.set(m, this.f.arbitrary(m, '0'));
+        this.env = { cur, locals };
         const entry = this.newBlock();
-        this.cur = entry;
+        this.curBlock = entry;
         this.gen(this.p.body);
+        return this.emit(entry);
+    }
+
+    // ------------------------------------------------------------ emission
+
+    private emit(entry: Block): VC {
         const enable = new Map<number, string>();
         for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
-        const checkById = new Map(this.p.checks.map(c => [c.id, c]));
-        const conds = this.blocks.flatMap(b => b.stmts.map(s => s.cond));
-        const lengths = [...lengthTerms(conds)];
-        const original = new Map<PStmt, PStmt>();
-        const build = (text: (s: PStmt) => string, extraDecls: Map<string, Sort>): string => {
-            const lines: string[] = [PRELUDE];
-            for (const [name, sort] of [...this.decls, ...extraDecls]) lines.push(`(declare-const ${symbol(name)} ${sortToSmt(sort)})`);
-            for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
-            const preds = new Map<string, string[]>();
-            for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
-            const out = new Map<string, string>();
-            let points = 0;
-            const errors: string[] = [];
-            for (const b of this.blocks) {
-                const reach = `R!${b.name}`;
-                lines.push(`(declare-const ${reach} Bool)`);
-                let point = reach;
-                const next = (cond: string) => {
-                    const p = `P!${points++}`;
-                    lines.push(`(declare-const ${p} Bool)`, `(assert (=> ${p} (and ${point} ${cond})))`);
-                    point = p;
-                };
-                for (const st of b.stmts) {
-                    if (st.kind === 'assume') {
-                        next(text(st));
-                        continue;
-                    }
-                    const en = enable.get(st.check!)!;
-                    // The condition is asserted negatively (err) and, after it, assumed.
-                    lines.push(`(declare-const ${st.err} Bool)`, `(assert (=> ${st.err} (and ${point} ${en} (not ${text(st)}))))`);
-                    errors.push(st.err!);
-                    const check = checkById.get(st.check!)!;
-                    const assumed = () => { const a: PStmt = { ...st, kind: 'assume' }; original.set(a, st); return text(a); };
-                    if (check.kind === 'candidate') next(`(=> ${en} ${assumed()})`);
-                    else if (check.assumeAfter !== false) next(assumed());
-                }
-                out.set(b.name, point);
-            }
-            for (const t of lengths) lines.push(`(assert (>= ${t} 0))`);
-            lines.push(`(assert R!${entry.name})`);
-            for (const b of this.blocks) {
-                if (b === entry) continue;
-                const from = (preds.get(b.name) ?? []).map(p => out.get(p)!);
-                lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
-            }
-            lines.push(`(assert (or ${errors.join(' ')} false))`);
-            return lines.join('\n') + '\n';
-        };
-        const script = build(st => toSmt(st.cond), new Map());
-        // Rewrite every condition first: skolemization declares constants.
-        const g = grounding(conds);
-        const checked = new Map<PStmt, string>();
-        const assumed = new Map<PStmt, string>();
+        const lines: string[] = [PRELUDE, ...this.f.decls];
+        for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
+        const preds = new Map<string, string[]>();
+        for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
+        const endPoint = new Map<string, string>();
+        let points = 0;
+        const errs: string[] = [];
+        for (const b of this.blocks) lines.push(`(declare-const R!${b.name} Bool)`);
         for (const b of this.blocks) {
+            let point = `R!${b.name}`;
+            const next = (cond: string) => {
+                const p = `P!${points++}`;
+                lines.push(`(declare-const ${p} Bool)`, `(assert (=> ${p} (and ${point} ${cond})))`);
+                point = p;
+            };
             for (const st of b.stmts) {
-                assumed.set(st, toSmt(g.rewrite(st.cond, true)));
-                if (st.kind === 'assert') checked.set(st, toSmt(g.rewrite(st.cond, false)));
+                if (st.kind === 'assume') {
+                    next(st.cond);
+                    continue;
+                }
+                const en = enable.get(st.check!)!;
+                // exactly "reached, enabled and failing" in a model: one model shows every check it falsifies
+                lines.push(`(declare-const ${st.err} Bool)`, `(assert (= ${st.err} (and ${point} ${en} (not ${st.cond}))))`);
+                errs.push(st.err!);
+                const check = this.checkById.get(st.check!)!;
+                // A candidate is assumed at the loop head, not after its check (one model refutes many).
+                if (check.kind !== 'candidate' && check.assumeAfter) next(st.cond);
             }
+            endPoint.set(b.name, point);
         }
-        const groundScript = build(st => (st.kind === 'assume' ? assumed.get(st) ?? assumed.get(original.get(st)!)! : checked.get(st)!), g.constants);
-        const needsExtensionality = this.blocks.some(b => b.stmts.some(s => s.kind === 'assume' && comparesMapsBeyondDefinitions(s.cond)));
-        if (process.env.CALVIN_DEBUG && needsExtensionality) {
-            const s = this.blocks.flatMap(b => b.stmts).find(s => s.kind === 'assume' && comparesMapsBeyondDefinitions(s.cond))!;
-            console.error(`[vc] needs extensionality: ${toSmt(s.cond).slice(0, 300)}`);
+        lines.push(`(assert R!${entry.name})`);
+        for (const b of this.blocks) {
+            if (b === entry) continue;
+            const from = (preds.get(b.name) ?? []).map(p => endPoint.get(p)!);
+            lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
         }
-        return { script, groundScript, blocks: this.blocks, entry: entry.name, enable, checks: this.p.checks, errors: this.errors, needsExtensionality };
+        lines.push(`(assert (or ${errs.join(' ')} false))`);
+        return { script: lines.join('\n') + '\n', enable, checks: this.p.checks, errors: this.errors };
     }
+
+    // ------------------------------------------------------------ blocks and terms
 
     private newBlock(): Block {
         const b: Block = { name: `B${this.blocks.length}`, stmts: [], succ: [] };
@@ -167,62 +142,56 @@ class Generator {
         return b;
     }
 
-    private freshVar(name: string, sort: Sort): Term {
-        const n = (this.incarnation.get(name) ?? -1) + 1;
-        this.incarnation.set(name, n);
-        const inc = `${name}@${n}`;
-        this.decls.set(inc, sort);
-        return T.v(inc, sort);
-    }
-
-    private sortOf(name: string): Sort {
-        const s = this.p.vars.get(name);
-        if (!s) throw new Error(`undeclared variable ${name} in the simulation program`);
-        return s;
-    }
-
-    /** The current passive form of a term. */
-    private now(t: Term): Term {
-        return T.substitute(t, this.sigma);
-    }
-
     private block(): Block {
-        if (!this.cur) this.cur = this.newBlock(); // unreachable code: a block nobody jumps to
-        return this.cur;
+        if (!this.curBlock) this.curBlock = this.newBlock(); // unreachable code: a block nobody jumps to
+        return this.curBlock;
     }
 
-    private assume(t: Term): void {
-        const c = this.now(t);
+    private tag(): string {
+        return String(++this.tags);
+    }
+
+    private scope(extra?: Array<[string | undefined, State]>): Scope {
+        const states = new Map<string | undefined, State>(this.snapshots);
+        states.set(undefined, this.env.cur);
+        for (const [k, s] of extra ?? []) states.set(k, s);
+        return { states, locals: this.env.locals };
+    }
+
+    /** A condition in SMT form: reads resolved, quantifiers over objects removed by polarity. */
+    private smt(t: Term, mode: 'assume' | 'assert', extra?: Array<[string | undefined, State]>): Term {
+        return this.f.ground(this.f.resolve(t, this.scope(extra)), mode, this.ground);
+    }
+
+    private assume(t: Term, extra?: Array<[string | undefined, State]>): void {
+        const c = this.smt(t, 'assume', extra);
         if (c.t === 'bool' && c.value) return;
-        this.block().stmts.push({ kind: 'assume', cond: c });
+        this.block().stmts.push({ kind: 'assume', cond: toSmt(c) });
     }
 
     private assert(t: Term, check: number): void {
-        const c = this.skolemize(this.now(t));
+        const c = this.smt(t, 'assert');
         const err = `err!${this.errors.size}`;
-        this.errors.set(err, { check, sigma: new Map(this.sigma), comparesMaps: T.comparesArrays(c) });
-        this.block().stmts.push({ kind: 'assert', cond: c, check, err });
+        const info = this.checkById.get(check)!.info;
+        const show: Array<[string, Term]> = [];
+        for (const [name, term] of info.show ?? []) {
+            try { show.push([name, this.f.resolve(term, this.scope())]); } catch { /* not resolvable here */ }
+        }
+        this.errors.set(err, { check, show });
+        this.block().stmts.push({ kind: 'assert', cond: toSmt(c), check, err });
     }
 
-    /**
-     * A check `forall x. P` is refuted by one x: the error condition `not P[x := sk]` with a fresh
-     * constant is equisatisfiable and quantifier-free (Z3 4.15 answered `unknown (incomplete
-     * quantifiers)` on negated universal guarantees instead of finding the counterexample).
-     */
-    private skolemize(t: Term): Term {
-        if (t.t === 'quant' && t.q === 'forall') {
-            const map = new Map<string, Term>();
-            for (const v of t.vars) {
-                const name = `sk!${this.skolems++}`;
-                this.decls.set(name, v.sort);
-                map.set(v.name, T.v(name, v.sort));
-            }
-            return this.skolemize(T.substitute(t.body, map));
-        }
-        if (t.t === 'app' && t.fn === '=>') return T.implies(t.args[0], this.skolemize(t.args[1]));
-        if (t.t === 'app' && t.fn === 'and') return T.and(...t.args.map(a => this.skolemize(a)));
-        return t;
+    /** A local's new value (a name for it when it is not simple). */
+    private setLocal(name: string, value: Term): void {
+        const decl = this.p.locals.get(name);
+        const v = this.f.defineConst(`${name}`, value);
+        this.env.locals.set(name, v);
+        const type = decl?.type ? typeKey(decl.type) : undefined;
+        if (decl?.sort === 'Ref' && type) addGround(this.ground, type, v);
+        else if (decl?.sort === 'Ref') addGround(this.ground, undefined, v);
     }
+
+    // ------------------------------------------------------------ commands
 
     private gen(cmds: SCmd[]): void {
         for (const c of cmds) this.cmd(c);
@@ -232,35 +201,85 @@ class Generator {
         switch (c.k) {
             case 'assume': this.assume(c.cond); return;
             case 'assert': this.assert(c.cond, c.check); return;
-            case 'assign': {
-                const value = this.now(c.value);
-                if (value.t === 'var' || value.t === 'int' || value.t === 'bool') {
-                    this.sigma.set(c.var, value);
-                    return;
+            case 'local': this.setLocal(c.var, this.f.resolve(c.value, this.scope())); return;
+            case 'havocLocal':
+                for (const v of c.vars) {
+                    const decl = this.p.locals.get(v);
+                    if (!decl) throw new Error(`undeclared local ${v}`);
+                    const x = this.f.declareConst(v, decl.sort);
+                    this.env.locals.set(v, x);
+                    if (decl.sort === 'Ref') addGround(this.ground, decl.type ? typeKey(decl.type) : undefined, x);
                 }
-                const x = this.freshVar(c.var, this.sortOf(c.var));
-                this.block().stmts.push({ kind: 'assume', cond: T.eq(x, value) });
-                this.sigma.set(c.var, x);
+                return;
+            case 'store': {
+                const prev = this.incarnation(c.map);
+                const scope = this.scope();
+                const keys = c.keys.map(k => this.f.resolve(k, scope));
+                const value = this.f.resolve(c.value, scope);
+                if (keys.length === 0) {
+                    this.env.cur.set(c.map, value.t === 'var' ? value.name : this.f.macro(c.map, this.tag(), () => value));
+                } else {
+                    this.env.cur.set(c.map, this.f.macro(c.map, this.tag(), ks =>
+                        T.ite(T.and(...ks.map((k, i) => T.eq(k, keys[i]))), value, this.f.at(prev, c.map, ks))));
+                }
                 return;
             }
-            case 'havoc':
-                for (const v of c.vars) this.sigma.set(v, this.freshVar(v, this.sortOf(v)));
+            case 'update': {
+                const scope = this.scope();
+                this.env.cur.set(c.map, this.f.macro(c.map, this.tag(), ks => {
+                    const body = T.substitute(c.value, new Map(c.params.map((p, i) => [p.name, ks[i]])));
+                    return this.f.resolve(body, scope);
+                }));
+                return;
+            }
+            case 'havocMap': {
+                const prev = this.incarnation(c.map);
+                const h = this.f.arbitrary(c.map, `h${this.tag()}`);
+                if (c.where.t === 'bool' && c.where.value) {
+                    this.env.cur.set(c.map, h);
+                    return;
+                }
+                const scope = this.scope();
+                this.env.cur.set(c.map, this.f.macro(c.map, this.tag(), ks => {
+                    const where = this.f.resolve(T.substitute(c.where, new Map(c.params.map((p, i) => [p.name, ks[i]]))), scope);
+                    return T.ite(where, this.f.at(h, c.map, ks), this.f.at(prev, c.map, ks));
+                }));
+                return;
+            }
+            case 'env': {
+                const before = this.env.cur;
+                const after = this.envStep(c.step, before);
+                this.env.cur = after;
+                if (c.step.assumeResidual) {
+                    for (const conj of c.step.conjuncts) {
+                        if (conj.residual) this.assume(conj.residual, [[EPRE, before], [EPOST, after]]);
+                    }
+                }
+                for (const inv of c.step.invariants) this.assume(inv);
+                return;
+            }
+            case 'probe':
+                this.snapshots.set(c.name, this.envStep(c.step, this.env.cur));
+                return;
+            case 'snapshot':
+                this.snapshots.set(c.name, new Map(this.env.cur));
                 return;
             case 'if': {
-                const cond = this.now(c.cond);
+                const cond = this.smt(c.cond, 'assume');
                 const start = this.block();
-                const s0 = new Map(this.sigma);
+                const s0: Env = { cur: new Map(this.env.cur), locals: new Map(this.env.locals) };
                 const ends: End[] = [];
                 for (const [branch, guard] of [[c.then, cond], [c.else, T.not(cond)]] as const) {
                     const b = this.newBlock();
                     start.succ.push(b.name);
-                    this.cur = b;
-                    this.sigma = new Map(s0);
-                    if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', cond: guard });
+                    this.curBlock = b;
+                    this.env = { cur: new Map(s0.cur), locals: new Map(s0.locals) };
+                    if (guard.t === 'bool' && !guard.value) b.stmts.push({ kind: 'assume', cond: 'false' });
+                    else if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', cond: toSmt(guard) });
                     this.gen(branch);
-                    if (this.cur) ends.push({ block: this.cur, sigma: this.sigma });
+                    if (this.curBlock) ends.push({ block: this.curBlock, env: this.env });
                 }
-                this.merge(ends);
+                this.merge(ends, s0);
                 return;
             }
             case 'scope': {
@@ -268,135 +287,90 @@ class Generator {
                 this.gen(c.body);
                 const ends = this.labels.get(c.label)!;
                 this.labels.delete(c.label);
-                if (this.cur) ends.push({ block: this.cur, sigma: this.sigma });
-                this.merge(ends);
+                if (this.curBlock) ends.push({ block: this.curBlock, env: this.env });
+                this.merge(ends, this.env);
                 return;
             }
             case 'exit': case 'break': {
                 const ends = this.labels.get(c.label);
                 if (!ends) throw new Error(`jump to unknown label ${c.label}`);
-                if (this.cur) ends.push({ block: this.cur, sigma: this.sigma });
-                this.cur = undefined;
+                if (this.curBlock) ends.push({ block: this.curBlock, env: this.env });
+                this.curBlock = undefined;
+                this.env = { cur: new Map(this.env.cur), locals: new Map(this.env.locals) };
                 return;
             }
             case 'loop': {
-                for (const inv of c.invariants) if (!inv.assumeOnly) this.assert(inv.cond, inv.check);
-                const targets = assigned(c.body);
-                for (const t of targets) this.sigma.set(t, this.freshVar(t, this.sortOf(t)));
+                if (!this.curBlock) return; // unreachable loop
+                for (const inv of c.invariants) this.assert(inv.cond, inv.check);
                 const head = this.newBlock();
                 this.block().succ.push(head.name);
-                this.cur = head;
+                this.curBlock = head;
+                this.gen(c.head);
                 for (const inv of c.invariants) {
                     this.assume(inv.candidate ? T.implies(T.v(`en!${inv.check}`, 'Bool'), inv.cond) : inv.cond);
                 }
                 this.labels.set(c.label, []);
                 this.gen(c.body);
-                if (this.cur) {
-                    for (const inv of c.invariants) if (!inv.assumeOnly) this.assert(inv.cond, inv.check);
-                    this.cur = undefined; // the back edge is cut
+                if (this.curBlock) {
+                    for (const inv of c.invariants) this.assert(inv.cond, inv.check);
+                    this.curBlock = undefined; // the back edge is cut
                 }
                 const ends = this.labels.get(c.label)!;
                 this.labels.delete(c.label);
-                this.merge(ends);
+                this.merge(ends, this.env);
                 return;
             }
         }
     }
 
-    /** Join point: variables whose incarnations differ get a fresh one, equated at the end of each predecessor. */
-    private merge(ends: End[]): void {
+    private incarnation(map: string): string {
+        const inc = this.env.cur.get(map);
+        if (!inc) throw new Error(`state variable ${map} is not part of this check`);
+        return inc;
+    }
+
+    private envStep(step: EnvStep, from: State): State {
+        return envState(this.f, step.maps, step.conjuncts, from, this.ground, this.tag());
+    }
+
+    /** Join point: locals and state variables whose incarnations differ are chosen by a selector. */
+    private merge(ends: End[], fallback: Env): void {
         if (ends.length === 0) {
-            this.cur = undefined;
-            return;
-        }
-        if (ends.length === 1) {
-            const join = this.newBlock();
-            ends[0].block.succ.push(join.name);
-            this.cur = join;
-            this.sigma = ends[0].sigma;
+            this.curBlock = undefined;
+            this.env = { cur: new Map(fallback.cur), locals: new Map(fallback.locals) };
             return;
         }
         const join = this.newBlock();
-        const merged = new Map<string, Term>();
-        const names = new Set<string>();
-        for (const e of ends) for (const k of e.sigma.keys()) names.add(k);
-        for (const name of names) {
-            const first = ends[0].sigma.get(name);
-            const same = ends.every(e => {
-                const t = e.sigma.get(name);
-                return t === first || (t && first && toSmt(t) === toSmt(first));
-            });
-            if (same && first) {
-                merged.set(name, first);
-                continue;
-            }
-            if (!this.p.vars.has(name)) continue; // a variable local to one branch
-            const x = this.freshVar(name, this.sortOf(name));
-            merged.set(name, x);
-            for (const e of ends) {
-                const t = e.sigma.get(name);
-                if (t) e.block.stmts.push({ kind: 'assume', cond: T.eq(x, t) });
-            }
-        }
         for (const e of ends) e.block.succ.push(join.name);
-        this.cur = join;
-        this.sigma = merged;
-    }
-}
-
-/** Variables a command list may assign (loop targets). */
-export function assigned(cmds: SCmd[], out = new Set<string>()): Set<string> {
-    for (const c of cmds) {
-        switch (c.k) {
-            case 'assign': out.add(c.var); break;
-            case 'havoc': c.vars.forEach(v => out.add(v)); break;
-            case 'if': assigned(c.then, out); assigned(c.else, out); break;
-            case 'loop': case 'scope': assigned(c.body, out); break;
+        this.curBlock = join;
+        if (ends.length === 1) {
+            this.env = ends[0].env;
+            return;
         }
-    }
-    return out;
-}
-
-/** The ground `len` terms of some formulas (under no binder), as SMT text. */
-export function lengthTerms(terms: Term[]): Set<string> {
-    const out = new Set<string>();
-    const seen = new Set<Term>();
-    const walk = (t: Term, bound: boolean): void => {
-        if (!bound && seen.has(t)) return;
-        if (!bound) seen.add(t);
-        switch (t.t) {
-            case 'app':
-                if (t.fn === 'len' && !bound) out.add(toSmt(t));
-                for (const a of t.args) walk(a, bound);
-                return;
-            case 'lambda': walk(t.body, true); return;
-            case 'quant': walk(t.body, true); return;
-            default: return;
-        }
-    };
-    for (const t of terms) walk(t, false);
-    return out;
-}
-
-/**
- * An array equality that an assumption uses other than positively (under `not`, in the
- * premise of `=>`, in a Boolean `=` or an `ite` condition): only then can a model found
- * without extensionality be spurious (a positive equality still forces equal elements).
- */
-function comparesMapsBeyondDefinitions(t: Term, positive = true): boolean {
-    switch (t.t) {
-        case 'var': case 'int': case 'bool': return false;
-        case 'lambda': return T.comparesArrays(t.body);
-        case 'quant': return comparesMapsBeyondDefinitions(t.body, positive);
-        case 'app':
-            switch (t.fn) {
-                case 'and': case 'or': return t.args.some(a => comparesMapsBeyondDefinitions(a, positive));
-                case 'not': return comparesMapsBeyondDefinitions(t.args[0], !positive);
-                case '=>': return comparesMapsBeyondDefinitions(t.args[0], !positive) || comparesMapsBeyondDefinitions(t.args[1], positive);
-                case '=':
-                    if (typeof T.sortOf(t.args[0]) !== 'string') return !positive || t.args.some(a => T.comparesArrays(a));
-                    return t.args.some(a => T.comparesArrays(a));
-                default: return t.args.some(a => T.comparesArrays(a));
+        const sel = this.f.declareConst(`sel!${join.name}`, 'Int');
+        ends.forEach((e, i) => e.block.stmts.push({ kind: 'assume', cond: toSmt(T.eq(sel, T.int(i))) }));
+        const choose = (vals: Term[]): Term => {
+            let out = vals[vals.length - 1];
+            for (let i = vals.length - 2; i >= 0; i--) out = T.ite(T.eq(sel, T.int(i)), vals[i], out);
+            return out;
+        };
+        const locals = new Map<string, Term>();
+        for (const name of ends[0].env.locals.keys()) {
+            const vals = ends.map(e => e.env.locals.get(name)!);
+            if (vals.every(x => T.sameTerm(x, vals[0]))) locals.set(name, vals[0]);
+            else {
+                const v = this.f.defineConst(name, choose(vals));
+                locals.set(name, v);
+                const decl = this.p.locals.get(name);
+                if (decl?.sort === 'Ref') addGround(this.ground, decl.type ? typeKey(decl.type) : undefined, v);
             }
+        }
+        const cur: State = new Map();
+        for (const map of ends[0].env.cur.keys()) {
+            const incs = ends.map(e => e.env.cur.get(map)!);
+            if (incs.every(x => x === incs[0])) cur.set(map, incs[0]);
+            else cur.set(map, this.f.macro(map, `j${this.tag()}`, ks => choose(incs.map(inc => this.f.at(inc, map, ks)))));
+        }
+        this.env = { cur, locals };
     }
 }

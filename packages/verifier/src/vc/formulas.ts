@@ -1,0 +1,195 @@
+import type { Vocabulary } from '../heap/vocabulary.js';
+import * as T from '../smt/term.js';
+import type { BoundVar, Sort, Term } from '../smt/term.js';
+import { symbol, toSmt } from '../smt/term.js';
+
+/**
+ * Declarations of a verification condition, and the translation of terms into
+ * quantifier-free SMT formulas.
+ *
+ * A *state* gives every state variable an *incarnation*: an uninterpreted
+ * function of the keys (an arbitrary state: after a havoc, at a loop head) or
+ * a macro over the previous state's incarnations (`define-fun`: a store, an
+ * environment step built from frames, a join). A read resolves to an
+ * application of the incarnation; Z3 expands the macros, so a read costs only
+ * the definitions on its way back to an arbitrary state.
+ *
+ * Quantifiers over objects are removed by polarity (`ground`): one that holds
+ * for every object where it is assumed is instantiated at the objects in scope
+ * (a weaker assumption: sound); one that needs a single witness is skolemized;
+ * an existential in a checked condition becomes a disjunction over the objects
+ * in scope (a stronger check: sound).
+ */
+export type State = Map<string, string>;
+
+/** Resolution context: the states reads may name, and the locals' current values. */
+export interface Scope {
+    states: Map<string | undefined, State>;
+    locals: Map<string, Term>;
+}
+
+/** Ground terms of each static type (`typeKey`), used to instantiate quantifiers; '*' holds every reference. */
+export type Ground = Map<string, Term[]>;
+
+export const PRELUDE = `(declare-sort Ref 0)
+(declare-const null Ref)
+(declare-fun len0 (Ref) Int)
+(define-fun len ((r Ref)) Int (abs (len0 r)))
+(declare-fun dtype (Ref) Int)
+(define-fun jdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))
+(define-fun jmod ((a Int) (b Int)) Int (- a (* b (jdiv a b))))
+`;
+
+export class Formulas {
+    /** Declarations and definitions, in order. */
+    readonly decls: string[] = [];
+    private readonly used = new Set<string>();
+    private skolems = 0;
+    /** Sorts of the declared constants (for models). */
+    readonly constSorts = new Map<string, Sort>();
+    /** When set, universally checked objects of a type are this one constant (an arbitrary object) instead of a fresh one. */
+    fixedSkolem?: (b: BoundVar) => Term | undefined;
+
+    constructor(readonly vocab: Vocabulary) { }
+
+    /** A fresh SMT name with the given base. */
+    fresh(base: string): string {
+        let name = base;
+        for (let i = 1; this.used.has(name); i++) name = `${base}#${i}`;
+        this.used.add(name);
+        return name;
+    }
+
+    declareConst(base: string, sort: Sort): Term {
+        const name = this.fresh(base);
+        this.decls.push(`(declare-const ${symbol(name)} ${sort})`);
+        this.constSorts.set(name, sort);
+        return T.v(name, sort);
+    }
+
+    /** A 0-ary macro: a name for a term. */
+    defineConst(base: string, value: Term): Term {
+        if (value.t === 'var' || value.t === 'int' || value.t === 'bool') return value;
+        const name = this.fresh(base);
+        const sort = T.sortOf(value);
+        this.decls.push(`(define-fun ${symbol(name)} () ${sort} ${toSmt(value)})`);
+        return T.v(name, sort);
+    }
+
+    /** A fresh arbitrary incarnation of a state variable. */
+    arbitrary(map: string, tag: string): string {
+        const sv = this.vocab.stateVar(map);
+        const name = this.fresh(`${map}!${tag}`);
+        if (sv.keys.length === 0) this.decls.push(`(declare-const ${symbol(name)} ${sv.sort})`);
+        else this.decls.push(`(declare-fun ${symbol(name)} (${sv.keys.join(' ')}) ${sv.sort})`);
+        return name;
+    }
+
+    /** An incarnation defined from the keys: `body(keys)` must already be resolved. */
+    macro(map: string, tag: string, body: (keys: Term[]) => Term): string {
+        const sv = this.vocab.stateVar(map);
+        const params = sv.keys.map((sort, i) => ({ name: `x!${i}`, sort }));
+        const name = this.fresh(`${map}!${tag}`);
+        const b = body(params.map(p => T.v(p.name, p.sort)));
+        this.decls.push(`(define-fun ${symbol(name)} (${params.map(p => `(${p.name} ${p.sort})`).join(' ')}) ${sv.sort} ${toSmt(b)})`);
+        return name;
+    }
+
+    /** The value of an incarnation at keys. */
+    at(incarnation: string, map: string, keys: Term[]): Term {
+        const sort = this.vocab.sortOfVar(map);
+        return keys.length === 0 ? T.v(incarnation, sort) : T.call(incarnation, sort, ...keys);
+    }
+
+    skolem(sort: Sort, hint = 'sk'): Term {
+        return this.declareConst(`${hint}!${this.skolems++}`, sort);
+    }
+
+    /** Replace reads by their incarnations and locals by their values. */
+    resolve(t: Term, scope: Scope): Term {
+        return T.rewrite(t, (x, bound) => {
+            if (x.t === 'var') {
+                if (bound.has(x.name)) return undefined;
+                return scope.locals.get(x.name);
+            }
+            if (x.t === 'read') {
+                const state = scope.states.get(x.state);
+                if (!state) throw new Error(`read in unknown state ${x.state ?? '(current)'}`);
+                const inc = state.get(x.map);
+                if (!inc) throw new Error(`state variable ${x.map} is not part of this check`);
+                return this.at(inc, x.map, x.keys);
+            }
+            return undefined;
+        });
+    }
+
+    /**
+     * Remove quantifiers over objects by polarity. `mode`: 'assume' (the result
+     * may be weaker: instantiate universals, skolemize existentials),
+     * 'assert' (the result may be stronger: skolemize universals, instantiate
+     * existentials), 'keep' (stronger, without skolems: existentials
+     * instantiated, other quantifiers left to the solver).
+     */
+    ground(t: Term, mode: 'assume' | 'assert' | 'keep', g: Ground): Term {
+        const go = (x: Term, weaken: boolean, skolemOk: boolean): Term => {
+            switch (x.t) {
+                case 'quant': {
+                    if (x.vars.some(b => b.type?.startsWith('scoped:'))) {
+                        // deliberately ranges over the objects in scope only (docs/semantics.md)
+                        const vars = x.vars.map(b => ({ ...b, type: b.type?.replace(/^scoped:/, '') }));
+                        const insts = instances(vars, g).map(m => go(T.substitute(x.body, m), weaken, skolemOk));
+                        return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
+                    }
+                    const universalInEffect = (x.q === 'forall') === weaken;
+                    const refOnly = x.vars.every(b => b.sort === 'Ref');
+                    if (universalInEffect && refOnly) {
+                        // every object in scope
+                        const insts = instances(x.vars, g).map(m => go(T.substitute(x.body, m), weaken, skolemOk));
+                        return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
+                    }
+                    if (!universalInEffect && skolemOk) {
+                        const m = new Map<string, Term>();
+                        for (const b of x.vars) {
+                            const sk = (!weaken ? this.fixedSkolem?.(b) : undefined) ?? this.skolem(b.sort, b.name.replace(/[^A-Za-z0-9]/g, '') || 'sk');
+                            m.set(b.name, sk);
+                            if (b.sort === 'Ref') addGround(g, b.type, sk);
+                        }
+                        return go(T.substitute(x.body, m), weaken, skolemOk);
+                    }
+                    return x;
+                }
+                case 'app':
+                    switch (x.fn) {
+                        case 'and': return T.and(...x.args.map(a => go(a, weaken, skolemOk)));
+                        case 'or': return T.or(...x.args.map(a => go(a, weaken, skolemOk)));
+                        case 'not': return T.not(go(x.args[0], !weaken, skolemOk));
+                        case '=>': return T.implies(go(x.args[0], !weaken, skolemOk), go(x.args[1], weaken, skolemOk));
+                        default: return x;
+                    }
+                default: return x;
+            }
+        };
+        if (!T.hasQuantifier(t)) return t;
+        return mode === 'assume' ? go(t, true, true) : mode === 'assert' ? go(t, false, true) : go(t, false, false);
+    }
+}
+
+/** Substitutions of the bound variables by ground terms of their types (all combinations). */
+function instances(vars: BoundVar[], g: Ground): Array<Map<string, Term>> {
+    let out: Array<Map<string, Term>> = [new Map()];
+    for (const b of vars) {
+        const terms = (b.type ? g.get(b.type) : g.get('*')) ?? [];
+        const next: Array<Map<string, Term>> = [];
+        for (const m of out) for (const t of terms) next.push(new Map([...m, [b.name, t]]));
+        out = next;
+    }
+    return out;
+}
+
+export function addGround(g: Ground, type: string | undefined, t: Term): void {
+    for (const k of type ? [type, '*'] : ['*']) {
+        const list = g.get(k) ?? [];
+        if (!list.some(x => T.sameTerm(x, t))) list.push(t);
+        g.set(k, list);
+    }
+}
