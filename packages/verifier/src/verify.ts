@@ -18,6 +18,7 @@ import type { SolverBackend, SolverSession } from './solver/index.js';
 import { SolverFailure } from './solver/index.js';
 import { sessionPrelude } from './solver/pool.js';
 import type { SeqProgram } from './sim/seq.js';
+import { printProgram } from './sim/print.js';
 import type { CheckCode } from './il/il.js';
 
 export type VCode = CheckCode | 'unknown' | 'unchecked';
@@ -129,25 +130,36 @@ function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined):
     return T.or(...threads.map(t => t.id !== undefined ? T.eq(TID, T.int(t.id)) : T.cmp('>', TID, T.int(k))));
 }
 
-/** The fields whose protection E(p) includes: those p accesses and those its clauses, invariants and their guards mention. */
-function involvedFields(ctx: ProgramContext, reach: Reach, inv: Invariant[]): Set<string> {
+/**
+ * What E(p) is made of (language.md §6): the classes p involves (and the top
+ * level), and the fields whose protection it includes. Besides what p
+ * accesses, the fields and classes that its clauses, its invariants and the
+ * guards of those fields mention: their protection is what makes the
+ * assumptions about the accessed fields hold over time. (Any such addition is
+ * sound: every thread's steps are checked against every clause and guard.)
+ */
+function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], topLevel: boolean): { fields: Set<string>; classes: Set<string>; topLevel: boolean } {
     const { vocab, spec } = ctx;
     const fields = new Set(reach.fields);
+    const classes = new Set(reach.classes);
+    let top = topLevel;
     for (const i of inv) for (const f of fieldsOfExpr(i.clause.expr)) fields.add(f);
-    const clauses = [
-        ...(reach.topLevel ? vocab.program.environments : []),
-        ...vocab.program.classes.filter(c => reach.classes.has(c.name)).flatMap(c => c.environments),
-    ];
-    for (const c of clauses) for (const f of fieldsOfExpr(c.expr)) fields.add(f);
     for (let changed = true; changed;) {
         changed = false;
+        const add = (f: string) => { if (!fields.has(f)) { fields.add(f); changed = true; } };
         for (const fid of [...fields]) {
-            for (const w of spec.guards.get(fid)?.clauses ?? []) {
-                for (const f of fieldsOfExpr(w.expr)) if (!fields.has(f)) { fields.add(f); changed = true; }
-            }
+            const owner = vocab.fields.get(fid)?.owner;
+            if (owner === undefined) { if (!top) { top = true; changed = true; } }
+            else if (!classes.has(owner)) { classes.add(owner); changed = true; }
+            for (const w of spec.guards.get(fid)?.clauses ?? []) for (const f of fieldsOfExpr(w.expr)) add(f);
         }
+        const clauses = [
+            ...(top ? vocab.program.environments : []),
+            ...vocab.program.classes.filter(c => classes.has(c.name)).flatMap(c => c.environments),
+        ];
+        for (const c of clauses) for (const f of fieldsOfExpr(c.expr)) add(f);
     }
-    return fields;
+    return { fields, classes, topLevel: top };
 }
 
 function fieldsOfExpr(e: import('./model/program.js').Expr): string[] {
@@ -192,8 +204,8 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
             const topLevel = u.thread !== undefined || reach.topLevel;
             const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
-            const fields = involvedFields(ctx, reach, inv);
-            const env = environmentOf(spec, reach.classes, topLevel, fields);
+            const inv_ = involved(ctx, reach, inv, topLevel);
+            const env = environmentOf(spec, inv_.classes, inv_.topLevel, inv_.fields);
             base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
             base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
             const tidConstraint = u.thread
@@ -208,6 +220,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             const simSpec: SimSpec = { vocab, guards: spec.guards, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
             seq = u.thread ? threadProgram(u.thread, vocab, simSpec) : methodProgram(u.method!, vocab, simSpec);
         }
+        log?.(printProgram(seq).replace(/^/gm, '; '));
         const vc = vcgen(vocab, seq);
         if (!session) session = await options.solver.openSession({ timeLimitMs });
         else await session.eval(sessionPrelude(timeLimitMs));

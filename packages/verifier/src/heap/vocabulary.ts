@@ -184,7 +184,7 @@ export function privateTo(o: Term, tid: Term, state?: string): Term {
  * initialized with `new` is never null.
  */
 export function heapFacts(vocab: Vocabulary, state: string | undefined, only?: Set<string>): Term[] {
-    if (!vocab.has(ALLOC)) return [];
+    if (!vocab.has(ALLOC) || (only && !only.has(ALLOC))) return [];
     const out: Term[] = [T.not(allocated(T.NULL, state))];
     for (const sv of vocab.allVars()) {
         if (sv.kind !== 'global' || sv.sort !== 'Ref' || !sv.field) continue;

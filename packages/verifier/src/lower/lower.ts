@@ -459,15 +459,22 @@ export class Lowerer {
         const cmd = this.op('read', l.range, frame, [this.access(l.loc, false, l.field, l.range, l.text)], [
             ...this.locChecks(l, frame),
             { k: 'local', var: tmp, value: this.locValue(l.loc) },
-            ...this.typing(t, l.type),
+            ...this.typing(t, l.type, this.objectOf(l.loc)),
         ], `read of ${l.text}`);
         return { cmds: [cmd], term: t };
     }
 
-    /** A reference read from the heap is null or an allocated object of its static type. */
-    private typing(t: Term, type: Type): OpCmd[] {
+    /**
+     * A reference read from the heap is null or an allocated object of its
+     * static type; read from a global or from a published object, it is null
+     * or published (storing a reference into such a location publishes it).
+     */
+    private typing(t: Term, type: Type, from: Term | undefined): OpCmd[] {
         const w = wellTyped(this.vocab, t, type);
-        return w.t === 'bool' ? [] : [{ k: 'assume', cond: w }];
+        if (w.t === 'bool') return [];
+        const published = T.or(T.eq(t, T.NULL), T.eq(ownerOf(t), T.int(0)));
+        const shared = from ? T.and(allocated(from), T.eq(ownerOf(from), T.int(0))) : T.TRUE;
+        return [{ k: 'assume', cond: T.and(w, T.implies(shared, published)) }];
     }
 
     private writeLoc(l: LocInfo, value: Term, range: Range, frame: MethodFrame): Cmd {

@@ -328,7 +328,7 @@ export class Simulator {
             for (const m of this.maps) {
                 if (havocked.has(m)) continue;
                 const readsHavocked = star.some(cj => cj.frames.some(f => f.map === m && [...T.mapsOf(f.keep)].some(x => havocked.has(x)))
-                    || (cj.residual !== undefined && cj.maps.has(m) && [...cj.maps].some(x => havocked.has(x))));
+                    || (cj.residual !== undefined && constrains(cj.residual, m) && readsBefore(cj.residual).some(x => havocked.has(x))));
                 if (readsHavocked) { havocked.add(m); changed = true; }
             }
         }
@@ -382,10 +382,13 @@ export class Simulator {
         }
         const out: SCmd[] = [this.star()];
         const pre = this.name('pre~');
-        out.push(...this.opBody(op.body.slice(0, op.blocking), op, 'check', pre));
+        // blocking assumes, then the implicit checks of the access (null, bounds), then its race checks
+        let lead = op.blocking;
+        while (lead < op.body.length && op.body[lead].k === 'assert') lead++;
+        out.push(...this.opBody(op.body.slice(0, lead), op, 'check', pre));
         out.push(...this.raceChecks(op));
         out.push({ k: 'snapshot', name: pre });
-        out.push(...this.opBody(op.body.slice(op.blocking), op, 'check', pre));
+        out.push(...this.opBody(op.body.slice(lead), op, 'check', pre));
         out.push(...this.guarantee(op, pre));
         if (this.abs) out.push(...this.simulate(op, pre));
         if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
@@ -554,9 +557,11 @@ export class Simulator {
         const stutter = a.stutter ? T.or(noChange, T.and(actionPredicate(a.stutter, ctx), this.frameOk(writes, frameOf(this.spec.vocab, a.stutter, ctx), pre))) : noChange;
         let allowed: Term;
         let next: Term;
-        if (op.witness !== undefined && op.witness >= 1 && op.witness <= n) {
-            allowed = T.and(T.eq(pc, T.int(op.witness)), stepOk(op.witness - 1));
-            next = T.int(op.witness + 1);
+        const witness = op.witness !== undefined && op.witness >= 1 && op.witness <= n ? op.witness : undefined;
+        if (witness !== undefined) {
+            // `witness step N`: this operation is step N, even where it changes nothing
+            allowed = T.and(T.eq(pc, T.int(witness)), stepOk(witness - 1));
+            next = T.int(witness + 1);
         } else {
             allowed = T.and(T.cmp('<=', pc, T.int(n)), ...a.steps.map((_, i) => T.implies(T.eq(pc, T.int(i + 1)), stepOk(i))));
             // A step after the last one (reported) leaves pc at n+1: one failure, one report.
@@ -574,7 +579,7 @@ export class Simulator {
             related: { range: a.range, message: `abstraction of '${name}'` },
         };
         return [
-            { k: 'local', var: sv, value: stutter },
+            { k: 'local', var: sv, value: witness !== undefined ? T.FALSE : stutter },
             { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
             { k: 'local', var: PC, value: T.ite(T.v(sv, 'Bool'), pc, next) },
         ];
@@ -637,6 +642,16 @@ export class Simulator {
 }
 
 // ------------------------------------------------------------ utilities
+
+/** Whether a relation constrains a state variable after the step. */
+function constrains(rel: Term, map: string): boolean {
+    return T.readsOf(rel).some(r => r.state === EPOST && r.map === map);
+}
+
+/** The state variables a relation reads before the step. */
+function readsBefore(rel: Term): string[] {
+    return T.readsOf(rel).filter(r => r.state === EPRE).map(r => r.map);
+}
 
 function defaultOf(sort: Sort): Term {
     return sort === 'Int' ? T.int(0) : sort === 'Bool' ? T.FALSE : T.NULL;

@@ -1,4 +1,4 @@
-import type { Expr } from '../model/program.js';
+import type { Expr, FieldModel } from '../model/program.js';
 import { ALLOC, elemsVar, heapFacts, OWNER, publishedOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
@@ -8,7 +8,7 @@ import { keyParams } from '../spec/abstraction.js';
 import {
     clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, type Conjunct, type Guard, type Invariant,
 } from '../spec/environment.js';
-import { exprText, translate } from '../spec/translate.js';
+import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate, visit } from '../spec/translate.js';
 import { envState } from '../vc/envstep.js';
 import { Formulas, PRELUDE, type Ground, type State } from '../vc/formulas.js';
 import type { QueryLog } from './run.js';
@@ -44,6 +44,7 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
     for (const c of own) if (c.kind === 'writable' && c.field) derived.push(...derivedCandidates(vocab, guards.get(c.field.id)));
+    derived.push(...crossCandidates(vocab, own, inv, guards, derived));
     const candidates = [...own, ...derived];
     if (candidates.length === 0) return { conjuncts: builtin, exact: true, dropped: [], derived: [], queries: 0 };
 
@@ -158,26 +159,78 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
  */
 function derivedCandidates(vocab: Vocabulary, g: Guard | undefined): Conjunct[] {
     if (!g || g.inferred) return [];
-    const out: Conjunct[] = [guarded(vocab, g, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]))];
+    const out: Conjunct[] = [guarded(vocab, g.field, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]))];
     for (const clause of g.clauses) {
         for (const atom of atomsOf(clause.expr)) {
             const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(atom, stateCtx(vocab, tid, state, obj));
             const maps = [...mapsOfExpr(atom, vocab)];
-            out.push(guarded(vocab, g, exprText(atom), build, maps));
-            out.push(guarded(vocab, g, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps));
+            out.push(guarded(vocab, g.field, exprText(atom), build, maps));
+            out.push(guarded(vocab, g.field, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps));
+        }
+    }
+    return out;
+}
+
+const MAX_CROSS = 160;
+
+/**
+ * "A ==> f unchanged" for the protected fields f of E and the atoms A of the
+ * invariants, guards and environment clauses involved (of the same class, for
+ * an instance field): protection that holds because of other state, such as a
+ * ghost flag that says a reader is inside (`r1In ==> data' == data`).
+ */
+function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, existing: Conjunct[]): Conjunct[] {
+    const atoms: Array<{ e: Expr; cls?: string }> = [];
+    const add = (e: Expr, cls: string | undefined) => {
+        const boolReads: Expr[] = [];
+        visit(e, x => { if ((x.kind === 'global' || x.kind === 'field') && x.type.kind === 'boolean' && !x.primed) boolReads.push(x); });
+        for (const a of [...atomsOf(e), ...boolReads]) {
+            const quantified = cls !== undefined && mentionsThis(a);
+            atoms.push({ e: a, cls: quantified ? cls : undefined });
+        }
+    };
+    for (const i of inv) add(i.clause.expr, i.className);
+    for (const c of own) {
+        if (c.kind === 'writable' && c.field) for (const w of guards.get(c.field.id)?.clauses ?? []) add(w.expr, c.field.owner);
+        if (c.kind === 'env' && c.clause) add(c.clause.expr, c.className);
+    }
+    const seen = new Set(existing.map(c => c.text));
+    const out: Conjunct[] = [];
+    const fields = new Set<FieldModel>();
+    for (const c of own) {
+        if (c.frames.length === 0 || !c.field && c.kind !== 'env') continue;
+        if (c.field) fields.add(c.field);
+        for (const fr of c.frames) {
+            const sv = vocab.vars.get(fr.map);
+            if (sv?.field) fields.add(sv.field);
+        }
+    }
+    for (const f of fields) {
+        for (const { e, cls } of atoms) {
+            if (hasPrimeExpr(e)) continue;
+            if (cls !== undefined && cls !== f.owner) continue;
+            if (cls === undefined && !f.isStatic && mentionsThis(e)) continue;
+            const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(e, stateCtx(vocab, tid, state, cls ? obj : undefined));
+            const maps = [...mapsOfExpr(e, vocab)];
+            for (const [label, cond] of [[exprText(e), build], [`!(${exprText(e)})`, (st: string | undefined, t: Term, o: Term | undefined) => T.not(build(st, t, o))]] as const) {
+                const c = guarded(vocab, f, label, cond, maps);
+                if (seen.has(c.text)) continue;
+                seen.add(c.text);
+                out.push(c);
+                if (out.length >= MAX_CROSS) return out;
+            }
         }
     }
     return out;
 }
 
 /** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */
-function guarded(vocab: Vocabulary, g: Guard, label: string, cond: (state: string | undefined, tid: Term, obj: Term | undefined) => Term, condMaps: string[]): Conjunct {
-    const f = g.field;
+function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: (state: string | undefined, tid: Term, obj: Term | undefined) => Term, condMaps: string[]): Conjunct {
     const map = vocab.varOfField(f.id);
     const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
     const maps = new Set<string>([map, ...condMaps]);
     if (elems) maps.add(elems);
-    const base = { kind: 'candidate' as const, origin: `derived from the writable_if of ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps };
+    const base = { kind: 'candidate' as const, origin: `derived for ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps };
     if (f.isStatic) {
         const c = cond(EPRE, TID, undefined);
         const frames = [{ map, params: [] as BoundVar[], keep: c }];

@@ -49,6 +49,8 @@ export interface Conjunct {
     relation: Term;
     /** The built-in monitor/allocation/ownership rules, constructed specially. */
     builtin?: 'holder' | 'alloc' | 'owner';
+    /** The class of a class `environment` clause. */
+    className?: string;
 }
 
 /** A field's protection: its `writable_if` (declared or inferred). */
@@ -110,7 +112,7 @@ export function clauseConjunct(vocab: Vocabulary, clause: Clause, className: str
     const frames = clauseFrames(vocab, clause.expr, quantified ? className : undefined);
     const maps = mapsOfExpr(clause.expr, vocab);
     if (quantified) maps.add(ALLOC).add(OWNER);
-    return { kind: 'env', origin, clause, text: clause.text, maps, frames: frames ?? [], residual: frames ? undefined : relation, relation };
+    return { kind: 'env', origin, clause, text: clause.text, maps, frames: frames ?? [], residual: frames ? undefined : relation, relation, className };
 }
 
 /**

@@ -139,6 +139,10 @@ export function visit(e: Expr, f: (e: Expr) => void): void {
     }
 }
 
+function paren(e: Expr): string {
+    return e.kind === 'binary' || e.kind === 'cond' ? `(${exprText(e)})` : exprText(e);
+}
+
 /** A compact rendering of an expression (for hover and messages). */
 export function exprText(e: Expr): string {
     switch (e.kind) {
@@ -155,9 +159,9 @@ export function exprText(e: Expr): string {
         case 'holder': return `${exprText(e.receiver)}.holder${e.primed ? "'" : ''}`;
         case 'length': return `${exprText(e.array)}.length`;
         case 'index': return `${exprText(e.array)}[${exprText(e.index)}]${e.primed ? "'" : ''}`;
-        case 'unary': return `${e.op}${exprText(e.operand)}`;
-        case 'binary': return `${exprText(e.left)} ${e.op} ${exprText(e.right)}`;
-        case 'cond': return `${exprText(e.cond)} ? ${exprText(e.then)} : ${exprText(e.else)}`;
+        case 'unary': return `${e.op}${paren(e.operand)}`;
+        case 'binary': return `${paren(e.left)} ${e.op} ${paren(e.right)}`;
+        case 'cond': return `${paren(e.cond)} ? ${paren(e.then)} : ${paren(e.else)}`;
         case 'call': return `${e.receiver ? exprText(e.receiver) + '.' : ''}${e.method.split('.').pop()}(${e.args.map(exprText).join(', ')})`;
         case 'new': return `new ${e.class}()`;
         case 'newArray': return `new ...[${exprText(e.size)}]`;
