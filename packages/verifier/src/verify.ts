@@ -221,7 +221,9 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             seq = u.thread ? threadProgram(u.thread, vocab, simSpec) : methodProgram(u.method!, vocab, simSpec);
         }
         log?.(printProgram(seq).replace(/^/gm, '; '));
+        const t0 = Date.now();
         const vc = vcgen(vocab, seq);
+        if (process.env.CALVIN_DEBUG) console.error(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
         if (!session) session = await options.solver.openSession({ timeLimitMs });
         else await session.eval(sessionPrelude(timeLimitMs));
         const result = await runVC(vc, session, log, start + 4 * timeLimitMs);

@@ -74,12 +74,12 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
     f.decls.push(`(declare-const tid Int)`);
     const enable = candidates.map((_, k) => `e!${k}`);
     enable.forEach(e => f.decls.push(`(declare-const ${e} Bool)`));
-    const asserts: string[] = [`(assert ${toSmt(tidConstraint)})`];
+    const asserts: Term[] = [tidConstraint];
     const s1: State = new Map(mapList.map(m => [m, f.arbitrary(m, 's1')]));
     const scope = (states: Array<[string | undefined, State]>) => ({ states: new Map<string | undefined, State>(states), locals: new Map<string, Term>() });
     const assume = (t: Term, states: Array<[string | undefined, State]>) => {
         const g = f.ground(f.resolve(t, scope(states)), 'assume', ground);
-        if (!(g.t === 'bool' && g.value)) asserts.push(`(assert ${toSmt(g)})`);
+        if (!(g.t === 'bool' && g.value)) asserts.push(g);
     };
     const wellFormed = (s: State) => {
         for (const h of heapFacts(vocab, undefined, maps)) assume(h, [[undefined, s]]);
@@ -91,10 +91,30 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
         const k = candidateIndex.get(c);
         return k === undefined ? T.TRUE : T.v(enable[k], 'Bool');
     });
-    candidates.forEach((c, k) => { if (c.residual) assume(T.implies(T.v(enable[k], 'Bool'), c.residual), [[EPRE, s1], [EPOST, s2]]); });
     // s2 -E-> s3 and s1 -E-> t2
     const s3 = envState(f, mapList, env, s2, ground, 's3');
     const t2 = envState(f, mapList, env, s1, ground, 't2');
+    f.groundCheckedObjects = true;
+    // The checks: c(s1, s3) (closed under E), c(s1, t2) (implied by E), c(s1, s1) (reflexive)
+    const errs: Array<{ err: string; k: number }> = [];
+    candidates.forEach((c, k) => {
+        const pairs: Array<[State, State]> = [[s1, s3]];
+        if (derived.includes(c)) pairs.push([s1, t2]);
+        if (c.residual) pairs.push([s1, s1]);
+        // Each candidate at its own arbitrary object (one model can refute many), except those about
+        // array elements: the frames that keep elements name the objects in scope, the shared one.
+        const elements = [...c.maps].some(m => vocab.vars.get(m)?.kind === 'elems');
+        f.fixedSkolem = elements ? (b: BoundVar) => (b.type ? fixed.get(b.type) : undefined) : undefined;
+        for (const [a, b] of pairs) {
+            const cond = f.ground(f.resolve(c.relation, scope([[EPRE, a], [EPOST, b]])), 'assert', ground);
+            const err = `ce!${errs.length}`;
+            f.decls.push(`(declare-const ${err} Bool)`);
+            asserts.push(T.eq(T.v(err, 'Bool'), T.and(T.v(enable[k], 'Bool'), T.not(cond))));
+            errs.push({ err, k });
+        }
+    });
+    // The assumptions, at every object a check is made at
+    candidates.forEach((c, k) => { if (c.residual) assume(T.implies(T.v(enable[k], 'Bool'), c.residual), [[EPRE, s1], [EPOST, s2]]); });
     for (const c of env) {
         if (!c.residual) continue;
         assume(c.residual, [[EPRE, s2], [EPOST, s3]]);
@@ -102,24 +122,16 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
     }
     for (const s of [s1, s2, s3, t2]) wellFormed(s);
 
-    // The checks: c(s1, s3) (closed under E), c(s1, t2) (implied by E), c(s1, s1) (reflexive)
-    const errs: Array<{ err: string; k: number }> = [];
-    candidates.forEach((c, k) => {
-        const pairs: Array<[State, State]> = [[s1, s3]];
-        if (derived.includes(c)) pairs.push([s1, t2]);
-        if (c.residual) pairs.push([s1, s1]);
-        for (const [a, b] of pairs) {
-            const cond = f.ground(f.resolve(c.relation, scope([[EPRE, a], [EPOST, b]])), 'assert', ground);
-            const err = `ce!${errs.length}`;
-            f.decls.push(`(declare-const ${err} Bool)`);
-            asserts.push(`(assert (=> ${err} (and ${enable[k]} (not ${toSmt(cond)}))))`);
-            errs.push({ err, k });
-        }
-    });
-    asserts.push(`(assert (or ${errs.map(e => e.err).join(' ')} false))`);
-    const script = [PRELUDE, ...f.decls, ...asserts].join('\n') + '\n';
+    asserts.push(T.or(...errs.map(e => T.v(e.err, 'Bool'))));
+    const script = [PRELUDE, ...f.decls, ...f.definitions(asserts), ...asserts.map(a => `(assert ${toSmt(a)})`)].join('\n') + '\n';
 
-    const send = async (text: string) => { log?.(text); return session.eval(text); };
+    const send = async (text: string) => {
+        log?.(text);
+        const t0 = Date.now();
+        const out = await session.eval(text);
+        if (process.env.CALVIN_DEBUG) console.error(`[closure solver] ${Date.now() - t0} ms for ${text.length} chars`);
+        return out;
+    };
     await send(script);
     const live = new Set(candidates.map((_, k) => k));
     let queries = 0;
@@ -174,17 +186,18 @@ function derivedCandidates(vocab: Vocabulary, g: Guard | undefined): Conjunct[] 
 const MAX_CROSS = 160;
 
 /**
- * "A ==> f unchanged" for the protected fields f of E and the atoms A of the
- * invariants, guards and environment clauses involved (of the same class, for
- * an instance field): protection that holds because of other state, such as a
- * ghost flag that says a reader is inside (`r1In ==> data' == data`).
+ * "A ==> f unchanged" for the protected fields f of E and the boolean fields A
+ * (flags) that the invariants, guards and environment clauses involved
+ * mention (of the same class, for an instance field): protection that holds
+ * because of other state, such as a ghost flag that says a reader is inside
+ * (`r1In ==> data' == data`).
  */
 function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, existing: Conjunct[]): Conjunct[] {
     const atoms: Array<{ e: Expr; cls?: string }> = [];
     const add = (e: Expr, cls: string | undefined) => {
         const boolReads: Expr[] = [];
         visit(e, x => { if ((x.kind === 'global' || x.kind === 'field') && x.type.kind === 'boolean' && !x.primed) boolReads.push(x); });
-        for (const a of [...atomsOf(e), ...boolReads]) {
+        for (const a of boolReads) {
             const quantified = cls !== undefined && mentionsThis(a);
             atoms.push({ e: a, cls: quantified ? cls : undefined });
         }

@@ -36,7 +36,9 @@ export type QueryLog = (text: string) => void;
 export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity): Promise<RunResult> {
     const send = async (text: string) => {
         log?.(text);
+        const t0 = Date.now();
         const out = await session.eval(text);
+        if (process.env.CALVIN_DEBUG) console.error(`[solver] ${Date.now() - t0} ms for ${text.length} chars: ${text.slice(0, 40).replace(/\n/g, ' ')}`);
         const err = /\(error "([^"]*)"\)/.exec(out);
         if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;

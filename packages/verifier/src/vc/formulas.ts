@@ -41,7 +41,7 @@ export const PRELUDE = `(declare-sort Ref 0)
 `;
 
 export class Formulas {
-    /** Declarations and definitions, in order. */
+    /** Declarations (and names for terms), in order. */
     readonly decls: string[] = [];
     private readonly used = new Set<string>();
     private skolems = 0;
@@ -49,6 +49,12 @@ export class Formulas {
     readonly constSorts = new Map<string, Sort>();
     /** When set, universally checked objects of a type are this one constant (an arbitrary object) instead of a fresh one. */
     fixedSkolem?: (b: BoundVar) => Term | undefined;
+    /** Objects a check is made at count as in scope (for assumptions made afterwards). */
+    groundCheckedObjects = false;
+    /** Incarnations defined from the previous ones: instantiated at the keys where they are read (`definitions`). */
+    private readonly defs = new Map<string, { params: BoundVar[]; body: Term }>();
+    /** Bodies of named terms: the reads in them need definitions too. */
+    private readonly named: Term[] = [];
 
     constructor(readonly vocab: Vocabulary) { }
 
@@ -73,6 +79,7 @@ export class Formulas {
         const name = this.fresh(base);
         const sort = T.sortOf(value);
         this.decls.push(`(define-fun ${symbol(name)} () ${sort} ${toSmt(value)})`);
+        this.named.push(value);
         return T.v(name, sort);
     }
 
@@ -85,14 +92,78 @@ export class Formulas {
         return name;
     }
 
-    /** An incarnation defined from the keys: `body(keys)` must already be resolved. */
+    /**
+     * An incarnation defined from the keys: `body(keys)` must already be
+     * resolved. A global's is a name for its value; a map's is an
+     * uninterpreted function whose definition is instantiated at the keys
+     * where it is read (a `define-fun` with parameters would be expanded
+     * without sharing by some Z3 versions: exponential in the chain of states).
+     */
     macro(map: string, tag: string, body: (keys: Term[]) => Term): string {
         const sv = this.vocab.stateVar(map);
         const params = sv.keys.map((sort, i) => ({ name: `x!${i}`, sort }));
         const name = this.fresh(`${map}!${tag}`);
         const b = body(params.map(p => T.v(p.name, p.sort)));
-        this.decls.push(`(define-fun ${symbol(name)} (${params.map(p => `(${p.name} ${p.sort})`).join(' ')}) ${sv.sort} ${toSmt(b)})`);
+        if (params.length === 0) {
+            this.decls.push(`(define-fun ${symbol(name)} () ${sv.sort} ${toSmt(b)})`);
+            this.named.push(b);
+        } else {
+            this.decls.push(`(declare-fun ${symbol(name)} (${sv.keys.join(' ')}) ${sv.sort})`);
+            this.defs.set(name, { params, body: b });
+        }
         return name;
+    }
+
+    /**
+     * The definitions of the incarnations at every key where some formula
+     * (`roots`, or a definition instance) reads them, as assertions; where a
+     * formula reads one under a quantifier, its definition as a quantified
+     * axiom (with the read as trigger).
+     */
+    definitions(roots: Term[]): string[] {
+        const out: string[] = [];
+        const done = new Set<string>();
+        const quantified = new Set<string>();
+        const seen = new Set<Term>();
+        const work: Term[] = [...roots, ...this.named];
+        const visit = (t: Term, bound: ReadonlySet<string>): void => {
+            if (bound.size === 0) {
+                if (seen.has(t)) return;
+                seen.add(t);
+            }
+            switch (t.t) {
+                case 'app': {
+                    t.args.forEach(a => visit(a, bound));
+                    const def = this.defs.get(t.fn);
+                    if (!def) return;
+                    if (bound.size > 0 && t.args.some(a => [...T.freeVars(a)].some(v => bound.has(v)))) {
+                        if (!quantified.has(t.fn)) {
+                            quantified.add(t.fn);
+                            const app = T.call(t.fn, T.sortOf(t), ...def.params.map(p => T.v(p.name, p.sort)));
+                            out.push(`(assert (forall (${def.params.map(p => `(${p.name} ${p.sort})`).join(' ')}) (! (= ${toSmt(app)} ${toSmt(def.body)}) :pattern (${toSmt(app)}))))`);
+                            visit(def.body, new Set(def.params.map(p => p.name)));
+                        }
+                        return;
+                    }
+                    const k = T.key(t);
+                    if (done.has(k)) return;
+                    done.add(k);
+                    const inst = T.substitute(def.body, new Map(def.params.map((p, i) => [p.name, t.args[i]])));
+                    out.push(`(assert (= ${toSmt(t)} ${toSmt(inst)}))`);
+                    work.push(inst);
+                    return;
+                }
+                case 'quant': {
+                    const inner = new Set(bound);
+                    for (const x of t.vars) inner.add(x.name);
+                    visit(t.body, inner);
+                    return;
+                }
+                default: return;
+            }
+        };
+        while (work.length > 0) visit(work.pop()!, new Set());
+        return out;
     }
 
     /** The value of an incarnation at keys. */
@@ -152,7 +223,8 @@ export class Formulas {
                         for (const b of x.vars) {
                             const sk = (!weaken ? this.fixedSkolem?.(b) : undefined) ?? this.skolem(b.sort, b.name.replace(/[^A-Za-z0-9]/g, '') || 'sk');
                             m.set(b.name, sk);
-                            if (b.sort === 'Ref') addGround(g, b.type, sk);
+                            // an object an assumption says exists is in scope from then on; a checked one is not
+                            if (b.sort === 'Ref' && (weaken || this.groundCheckedObjects)) addGround(g, b.type, sk);
                         }
                         return go(T.substitute(x.body, m), weaken, skolemOk);
                     }

@@ -34,7 +34,7 @@ export interface VC {
 
 interface PStmt {
     kind: 'assume' | 'assert';
-    cond: string;
+    cond: Term;
     check?: number;
     err?: string;
 }
@@ -94,8 +94,12 @@ class Generator {
     private emit(entry: Block): VC {
         const enable = new Map<number, string>();
         for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
+        const roots = this.blocks.flatMap(b => b.stmts.map(st => st.cond));
+        for (const e of this.errors.values()) for (const [, t] of e.show) roots.push(t);
+        const definitions = this.f.definitions(roots);
         const lines: string[] = [PRELUDE, ...this.f.decls];
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
+        lines.push(...definitions);
         const preds = new Map<string, string[]>();
         for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
         const endPoint = new Map<string, string>();
@@ -110,17 +114,18 @@ class Generator {
                 point = p;
             };
             for (const st of b.stmts) {
+                const cond = toSmt(st.cond);
                 if (st.kind === 'assume') {
-                    next(st.cond);
+                    next(cond);
                     continue;
                 }
                 const en = enable.get(st.check!)!;
                 // exactly "reached, enabled and failing" in a model: one model shows every check it falsifies
-                lines.push(`(declare-const ${st.err} Bool)`, `(assert (= ${st.err} (and ${point} ${en} (not ${st.cond}))))`);
+                lines.push(`(declare-const ${st.err} Bool)`, `(assert (= ${st.err} (and ${point} ${en} (not ${cond}))))`);
                 errs.push(st.err!);
                 const check = this.checkById.get(st.check!)!;
                 // A candidate is assumed at the loop head, not after its check (one model refutes many).
-                if (check.kind !== 'candidate' && check.assumeAfter) next(st.cond);
+                if (check.kind !== 'candidate' && check.assumeAfter) next(cond);
             }
             endPoint.set(b.name, point);
         }
@@ -166,7 +171,7 @@ class Generator {
     private assume(t: Term, extra?: Array<[string | undefined, State]>): void {
         const c = this.smt(t, 'assume', extra);
         if (c.t === 'bool' && c.value) return;
-        this.block().stmts.push({ kind: 'assume', cond: toSmt(c) });
+        this.block().stmts.push({ kind: 'assume', cond: c });
     }
 
     private assert(t: Term, check: number): void {
@@ -178,7 +183,7 @@ class Generator {
             try { show.push([name, this.f.resolve(term, this.scope())]); } catch { /* not resolvable here */ }
         }
         this.errors.set(err, { check, show });
-        this.block().stmts.push({ kind: 'assert', cond: toSmt(c), check, err });
+        this.block().stmts.push({ kind: 'assert', cond: c, check, err });
     }
 
     /** A local's new value (a name for it when it is not simple). */
@@ -274,8 +279,7 @@ class Generator {
                     start.succ.push(b.name);
                     this.curBlock = b;
                     this.env = { cur: new Map(s0.cur), locals: new Map(s0.locals) };
-                    if (guard.t === 'bool' && !guard.value) b.stmts.push({ kind: 'assume', cond: 'false' });
-                    else if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', cond: toSmt(guard) });
+                    if (!(guard.t === 'bool' && guard.value)) b.stmts.push({ kind: 'assume', cond: guard });
                     this.gen(branch);
                     if (this.curBlock) ends.push({ block: this.curBlock, env: this.env });
                 }
@@ -348,7 +352,7 @@ class Generator {
             return;
         }
         const sel = this.f.declareConst(`sel!${join.name}`, 'Int');
-        ends.forEach((e, i) => e.block.stmts.push({ kind: 'assume', cond: toSmt(T.eq(sel, T.int(i))) }));
+        ends.forEach((e, i) => e.block.stmts.push({ kind: 'assume', cond: T.eq(sel, T.int(i)) }));
         const choose = (vals: Term[]): Term => {
             let out = vals[vals.length - 1];
             for (let i = vals.length - 2; i >= 0; i--) out = T.ite(T.eq(sel, T.int(i)), vals[i], out);
