@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, type Program } from '@calvin/language';
+import { createBackend } from '@calvin/verifier';
 import { compareDiagnostics, type CheckReport, type CliDiagnostic } from './diagnostic.js';
 import { collectFiles, readSource } from './files.js';
 import { verifyDocuments, type VerifyStepOptions } from './verify-step.js';
@@ -19,6 +20,16 @@ export async function check(args: string[], options: CheckOptions): Promise<Chec
     const start = Date.now();
     const files = collectFiles(args);
     const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), text: readSource(f) }));
+    // Z3 takes a few hundred milliseconds to start: let it start while the front end runs.
+    const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs }) : undefined;
+    try {
+        return await checkWith(files, sources, options, start, backend);
+    } finally {
+        await backend?.dispose();
+    }
+}
+
+async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string }>, options: CheckOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckReport & { skipped: string[] }> {
     const { shared, Calvin } = createCalvinCoreServices();
     const result = await buildProgram(shared, sources.map(s => ({ uri: s.uri, text: s.text })));
     const diagnostics: CliDiagnostic[] = [];
@@ -44,7 +55,7 @@ export async function check(args: string[], options: CheckOptions): Promise<Chec
     if (options.verify) {
         const byUri = new Map(sources.map(s => [s.uri, s.file]));
         const fileOf = (uri: string) => byUri.get(uri) ?? uri;
-        const step = await verifyDocuments(result.documents, [...shared.workspace.LangiumDocuments.all], Calvin, fileOf, options.verifier);
+        const step = await verifyDocuments(result.documents, [...shared.workspace.LangiumDocuments.all], Calvin, fileOf, options.verifier, backend);
         diagnostics.push(...step.diagnostics);
         skipped = step.skipped;
         if (options.verbose) checks = step.units;

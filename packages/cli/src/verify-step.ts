@@ -2,7 +2,7 @@
 // whose files the front end accepted is verified; findings become CLI diagnostics.
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, verifyProgram, type BackendKind, type Range, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -34,7 +34,7 @@ export interface VerifyStepResult {
 
 export async function verifyDocuments(
     documents: LangiumDocument[], all: LangiumDocument[], Calvin: CalvinServices,
-    fileOf: (uri: string) => string, options: VerifyStepOptions,
+    fileOf: (uri: string) => string, options: VerifyStepOptions, backend?: SolverBackend,
 ): Promise<VerifyStepResult> {
     const out: VerifyStepResult = { diagnostics: [], units: [], skipped: [] };
     const groups: LangiumDocument[][] = [];
@@ -51,7 +51,7 @@ export async function verifyDocuments(
         return ok;
     });
     if (todo.length === 0) return out;
-    const solver = createBackend(options.solver, { workers: options.jobs });
+    const solver = backend ?? createBackend(options.solver, { workers: options.jobs });
     try {
         for (const group of todo) {
             const model = toProgramModel(group, Calvin.types.TypeSystem);
@@ -62,7 +62,7 @@ export async function verifyDocuments(
             }
         }
     } finally {
-        await solver.dispose();
+        if (!backend) await solver.dispose();
     }
     return out;
 }

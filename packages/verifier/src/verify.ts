@@ -263,7 +263,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
 
 /** Units with the same E, I and thread ids share the E* decision. */
 function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: (t: string) => void): Promise<Closure> {
-    const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).join('|')}|${inv.map(c => c.text).join('|')}`;
+    const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).sort().join('|')}|${inv.map(c => c.text).sort().join('|')}`;
     let pending = ctx.closures.get(key);
     if (!pending) {
         pending = (async () => {
