@@ -9,7 +9,7 @@ import { OP_PRE } from '../il/il.js';
 import type { Check, CheckKind, EnvStep, LoopInv, SCmd, SeqProgram } from './seq.js';
 import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, TID, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
-import { translate, type TrContext } from '../spec/translate.js';
+import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
 
 /** The specification a body is checked against. */
@@ -241,9 +241,69 @@ export class Simulator {
         };
     }
 
-    /** E*: the other threads take any number of steps. */
-    private star(): SCmd {
-        return { k: 'env', step: this.envStep(this.spec.star, true, true) };
+    /**
+     * E*: the other threads take any number of steps. Only the state
+     * variables linked (by some conjunct of E, E*, I or the guarantee) to
+     * those the next operation touches take the step (the paper's second
+     * optimization): the others' steps are taken when an operation touches
+     * them, which is the same, because no operation touched them meanwhile and
+     * their environment frames depend only on each other.
+     */
+    private star(touched?: Set<string>): SCmd {
+        const step = this.envStep(this.spec.star, true, true);
+        if (touched) {
+            const comps = this.components();
+            const maps = new Set<string>();
+            for (const m of touched) for (const x of comps.get(m) ?? [m]) maps.add(x);
+            step.maps = this.maps.filter(m => maps.has(m));
+            step.invariants = this.spec.inv.filter(i => [...i.maps].every(m => this.maps.includes(m)) && [...i.maps].some(m => maps.has(m))).map(i => i.term);
+        }
+        return { k: 'env', step };
+    }
+
+    private comps?: Map<string, Set<string>>;
+    private absMaps?: Set<string>;
+
+    /** The state variables the abstraction being checked mentions or frames. */
+    private abstractionMaps(): Set<string> {
+        if (this.absMaps) return this.absMaps;
+        const out = new Set<string>();
+        const a = this.abs!.steps;
+        for (const act of [...a.steps, ...(a.stutter ? [a.stutter] : [])]) {
+            for (const m of mapsOfExprSafe(act.expr, this.spec.vocab)) out.add(m);
+            for (const e of act.frame) out.add(this.spec.vocab.varOfField(e.field));
+        }
+        this.absMaps = out;
+        return out;
+    }
+
+    /** Connected components of the state variables, linked by the conjuncts and invariants. */
+    private components(): Map<string, Set<string>> {
+        if (this.comps) return this.comps;
+        const parent = new Map<string, string>(this.maps.map(m => [m, m]));
+        const find = (x: string): string => {
+            let r = x;
+            while (parent.get(r) !== r) r = parent.get(r)!;
+            parent.set(x, r);
+            return r;
+        };
+        const link = (ms: Iterable<string>) => {
+            const list = [...ms].filter(m => parent.has(m));
+            for (let i = 1; i < list.length; i++) parent.set(find(list[i]), find(list[0]));
+        };
+        for (const c of [...this.spec.env, ...this.spec.star, ...this.spec.guarantee]) {
+            link(c.maps);
+            for (const f of c.frames) link([f.map, ...T.mapsOf(f.keep)]);
+        }
+        for (const i of this.spec.inv) link(i.maps);
+        const groups = new Map<string, Set<string>>();
+        for (const m of this.maps) {
+            const r = find(m);
+            if (!groups.has(r)) groups.set(r, new Set());
+            groups.get(r)!.add(m);
+        }
+        this.comps = new Map(this.maps.map(m => [m, groups.get(find(m))!]));
+        return this.comps;
     }
 
     // ------------------------------------------------------------ commands
@@ -264,7 +324,7 @@ export class Simulator {
                 if (init && !initChecks) return [{ k: 'assume', cond: c.cond }];
                 return [{ k: 'assert', cond: c.cond, check: this.check(c.check) }];
             case 'checkState':
-                return [this.star(), { k: 'assert', cond: c.cond, check: this.check(c.check) }];
+                return [this.star(T.mapsOf(c.cond)), { k: 'assert', cond: c.cond, check: this.check(c.check) }];
             case 'if': {
                 const before = new Set(this.privateLocals);
                 const a = this.cmds(c.then, init, initChecks);
@@ -380,7 +440,10 @@ export class Simulator {
             // Field initializers: no environment, no guarantee; their implicit checks belong to the initialization check.
             return this.opBody(op.body, op, initChecks ? 'check' : 'assume', OP_PRE);
         }
-        const out: SCmd[] = [this.star()];
+        const touched = opMaps(op);
+        // the abstraction's actions are evaluated on this step too
+        if (this.abs) for (const m of this.abstractionMaps()) touched.add(m);
+        const out: SCmd[] = [this.star(touched)];
         const pre = this.name('pre~');
         // blocking assumes, then the implicit checks of the access (null, bounds), then its race checks
         let lead = op.blocking;
@@ -643,6 +706,27 @@ export class Simulator {
 
 // ------------------------------------------------------------ utilities
 
+/** The state variables an operation reads or writes. */
+function opMaps(op: AtomicOp): Set<string> {
+    const out = new Set<string>();
+    for (const a of op.accesses) out.add(a.loc.kind === 'holder' ? HOLDER : a.loc.map);
+    const walk = (cs: OpCmd[]) => {
+        for (const c of cs) {
+            switch (c.k) {
+                case 'assume': case 'assert': T.mapsOf(c.cond, out); break;
+                case 'local': T.mapsOf(c.value, out); break;
+                case 'store': out.add(c.map); c.keys.forEach(k => T.mapsOf(k, out)); T.mapsOf(c.value, out); break;
+                case 'update': out.add(c.map); T.mapsOf(c.value, out); break;
+                case 'havocMap': out.add(c.map); T.mapsOf(c.where, out); break;
+                case 'if': T.mapsOf(c.cond, out); walk(c.then); walk(c.else); break;
+                default: break;
+            }
+        }
+    };
+    walk(op.body);
+    return out;
+}
+
 /** Whether a relation constrains a state variable after the step. */
 function constrains(rel: Term, map: string): boolean {
     return T.readsOf(rel).some(r => r.state === EPOST && r.map === map);
@@ -666,17 +750,8 @@ function preserves(term: Term, pre: string): Term {
 }
 
 function mapsOfExprSafe(e: import('../model/program.js').Expr, vocab: Vocabulary): Set<string> {
-    const out = new Set<string>();
-    const visitAll = (x: import('../model/program.js').Expr): void => {
-        if (x.kind === 'global' || x.kind === 'field') out.add(vocab.varOfField(x.field));
-        else if (x.kind === 'holder') out.add(HOLDER);
-        else if (x.kind === 'index') out.add(elemsVar(x.type.kind === 'null' ? 'Ref' : sortOfType(x.type)));
-        for (const v of Object.values(x)) {
-            if (v && typeof v === 'object' && 'kind' in (v as object) && 'type' in (v as object)) visitAll(v as import('../model/program.js').Expr);
-        }
-    };
-    visitAll(e);
-    return out;
+    const { pre, post } = stateVarsOf(e, vocab);
+    return new Set([...pre, ...post]);
 }
 
 function objectOf(a: Access): Term | undefined {
