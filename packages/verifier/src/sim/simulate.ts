@@ -68,8 +68,8 @@ export class Simulator {
     thread(init: Cmd[], body: Cmd[]): SeqProgram {
         this.maps = this.usedMaps([...init, ...body]);
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
+        // Init satisfies I when condition 3 holds (checked on its own); nothing is assumed about it here.
         out.push(...this.initialStore(), ...this.cmds(init, true));
-        out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
         this.privateLocals.clear();
         out.push(...this.cmds(body, false));
         return this.program(out);
@@ -148,8 +148,22 @@ export class Simulator {
         return id;
     }
 
+    private relevantInvariants(): Invariant[] {
+        return this.spec.inv.filter(i => [...i.maps].every(m => this.maps.includes(m)));
+    }
+
     private invariantTerms(): Term[] {
-        return this.spec.inv.filter(i => [...i.maps].every(m => this.maps.includes(m))).map(i => i.term);
+        return this.relevantInvariants().map(i => i.term);
+    }
+
+    /**
+     * Ê = E && (I ==> I'): after an environment step, I holds (over EPOST). I
+     * holds in every state because Init satisfies it (condition 3, checked on
+     * its own) and every step preserves it (checked at each step): each check
+     * assumes what the others prove, as in Theorem 1.
+     */
+    private invariantSteps(invs: Invariant[]): Term[] {
+        return invs.map(i => T.rebase(i.term, new Map([[undefined, EPOST]])));
     }
 
     /**
@@ -236,7 +250,7 @@ export class Simulator {
         return {
             maps: this.maps,
             conjuncts: conjuncts.filter(c => [...c.maps].some(m => this.maps.includes(m)) || c.frames.some(f => this.maps.includes(f.map))),
-            invariants: invariants ? this.invariantTerms() : [],
+            invariants: invariants ? this.invariantSteps(this.relevantInvariants()) : [],
             assumeResidual,
         };
     }
@@ -256,7 +270,7 @@ export class Simulator {
             const maps = new Set<string>();
             for (const m of touched) for (const x of comps.get(m) ?? [m]) maps.add(x);
             step.maps = this.maps.filter(m => maps.has(m));
-            step.invariants = this.spec.inv.filter(i => [...i.maps].every(m => this.maps.includes(m)) && [...i.maps].some(m => maps.has(m))).map(i => i.term);
+            step.invariants = this.invariantSteps(this.relevantInvariants().filter(i => [...i.maps].some(m => maps.has(m))));
         }
         return { k: 'env', step };
     }
@@ -412,7 +426,8 @@ export class Simulator {
         // What every state satisfies: I and a well-formed heap.
         for (const f of [...this.invariantTerms(), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
 
-        const invariants: LoopInv[] = c.invariants.map(inv => ({ cond: inv.cond, check: this.check(inv.check, 'user-invariant'), candidate: false, text: '' }));
+        // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
+        const invariants: LoopInv[] = c.invariants.map(inv => ({ cond: inv.cond, check: this.check(inv.check, 'user-invariant', { assumeAfter: false }), candidate: false, text: '' }));
         const candidates = loopCandidates({
             vocab: this.spec.vocab, body: c.body, locals: this.locals, modifiedLocals: new Set(assigned), havocked, entryState: entry,
             definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards,
@@ -741,12 +756,12 @@ function defaultOf(sort: Sort): Term {
     return sort === 'Int' ? T.int(0) : sort === 'Bool' ? T.FALSE : T.NULL;
 }
 
-/** `forall o. I(o) in pre ==> I(o) now` for a class invariant; the invariant itself otherwise (it was assumed before). */
+/** `I in pre ==> I now`; for a class invariant, object by object: `forall o. I(o) in pre ==> I(o) now`. */
 function preserves(term: Term, pre: string): Term {
     if (term.t === 'quant' && term.q === 'forall') {
         return T.forall(term.vars, T.implies(T.rebase(term.body, new Map([[undefined, pre]])), term.body));
     }
-    return term;
+    return T.implies(T.rebase(term, new Map([[undefined, pre]])), term);
 }
 
 function mapsOfExprSafe(e: import('../model/program.js').Expr, vocab: Vocabulary): Set<string> {

@@ -260,7 +260,7 @@ class Generator {
                         if (conj.residual) this.assume(conj.residual, [[EPRE, before], [EPOST, after]]);
                     }
                 }
-                for (const inv of c.step.invariants) this.assume(inv);
+                for (const inv of c.step.invariants) this.assume(inv, [[EPRE, before], [EPOST, after]]);
                 return;
             }
             case 'probe':
