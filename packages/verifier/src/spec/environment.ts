@@ -208,7 +208,8 @@ export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const map = vocab.varOfField(f.id);
     const maps = new Set<string>([map]);
     for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
-    const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    // An inferred guard is about writes of the field itself: the elements of its array are not protected by it.
+    const elems = f.type.kind === 'array' && !g.inferred ? elemsVar(sortOfType(f.type.element)) : undefined;
     if (elems) maps.add(elems);
     if (!f.isStatic) maps.add(ALLOC).add(OWNER);
     const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
