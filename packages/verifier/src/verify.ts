@@ -39,6 +39,8 @@ export interface UnitResult {
     range: Range;
     status: 'verified' | 'failed' | 'unknown' | 'error';
     timeMs: number;
+    /** Time spent waiting for the solver (ms). */
+    solverMs: number;
     queries: number;
     diagnostics: VDiagnostic[];
     /** E(p) and I(p) with their origins, the inferred loop invariants, and the E* decision (for hover and --verbose). */
@@ -86,28 +88,35 @@ interface ProgramContext {
 
 /** Verify one program (checking.md, Theorem 1): every unit, in order. */
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
-    const vocab = new Vocabulary(program);
-    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
-    const callers = callersOf(program);
-    const ctx: ProgramContext = {
-        program, vocab, spec, callers, invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map(),
-    };
-    const units: Unit[] = [];
+    const ctx = programContext(program);
+    const units = unitsOf(ctx);
     const diagnostics: VDiagnostic[] = [];
-    if (ctx.invariants.length > 0) units.push({ name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
-    for (const m of vocab.allMethods()) {
-        if (m.abstraction) units.push({ name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
-        else if (!callers.has(m.id)) {
+    for (const m of ctx.vocab.allMethods()) {
+        if (!m.abstraction && !ctx.callers.has(m.id)) {
             diagnostics.push({
                 range: m.nameRange, severity: 'info', code: 'unchecked', related: [],
                 message: `'${m.name}' is not checked: no thread reaches it and it has no abstraction (call it from a thread, e.g. 'thread Client[*] { ... }', or give it an abstraction)`,
             });
         }
     }
-    for (const t of program.threads) units.push({ name: t.name, kind: 'thread', range: t.nameRange, thread: t });
     const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
     for (const r of results) diagnostics.push(...r.diagnostics);
     return { units: results, diagnostics: dedupe(diagnostics) };
+}
+
+function programContext(program: ProgramModel): ProgramContext {
+    const vocab = new Vocabulary(program);
+    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
+    return { program, vocab, spec, callers: callersOf(program), invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map() };
+}
+
+/** The checks of a program (Theorem 1): initialization, each procedure with an abstraction, each thread. */
+function unitsOf(ctx: ProgramContext): Unit[] {
+    const units: Unit[] = [];
+    if (ctx.invariants.length > 0) units.push({ name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
+    for (const m of ctx.vocab.allMethods()) if (m.abstraction) units.push({ name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
+    for (const t of ctx.program.threads) units.push({ name: t.name, kind: 'thread', range: t.nameRange, thread: t });
+    return units;
 }
 
 /** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
@@ -182,11 +191,30 @@ function invariantsFor(ctx: ProgramContext, reach: Reach, fields: Set<string>, t
     });
 }
 
+/** E(p), I(p) and the thread ids of a thread or procedure check. */
+function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: Invariant[]; tidConstraint: Term } {
+    const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
+    const topLevel = u.thread !== undefined || reach.topLevel;
+    const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
+    const inv_ = involved(ctx, reach, inv, topLevel);
+    const env = environmentOf(ctx.spec, inv_.classes, inv_.topLevel, inv_.fields);
+    const tidConstraint = u.thread
+        ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(ctx.vocab.singleThreads)))
+        : tidConstraintOf(ctx.vocab, ctx.callers.get(u.method!.id));
+    return { env, inv, tidConstraint };
+}
+
+/** The specifications of every thread and procedure check of a program (no solver involved): for hover and tests. */
+export function specifications(program: ProgramModel): Array<{ name: string; kind: 'thread' | 'abstraction'; env: Conjunct[]; inv: Invariant[]; tidConstraint: Term; vocab: Vocabulary; guards: SpecContext['guards'] }> {
+    const ctx = programContext(program);
+    return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards }));
+}
+
 async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions): Promise<UnitResult> {
     const start = Date.now();
     const { vocab, spec } = ctx;
     const base: UnitResult = {
-        name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, queries: 0, diagnostics: [],
+        name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, solverMs: 0, queries: 0, diagnostics: [],
         environment: [], invariant: [], inferredLoopInvariants: [], envStar: '',
     };
     const timeLimitMs = options.timeLimitMs ?? 10_000;
@@ -201,17 +229,10 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             seq = sim.initCheck(cmds, ctx.invariants);
             base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
         } else {
-            const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
-            const topLevel = u.thread !== undefined || reach.topLevel;
-            const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
-            const inv_ = involved(ctx, reach, inv, topLevel);
-            const env = environmentOf(spec, inv_.classes, inv_.topLevel, inv_.fields);
+            const { env, inv, tidConstraint } = unitSpec(ctx, u);
             base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
             base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
-            const tidConstraint = u.thread
-                ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(vocab.singleThreads)))
-                : tidConstraintOf(vocab, ctx.callers.get(u.method!.id));
-            session = await options.solver.openSession({ timeLimitMs });
+            session = timed(await options.solver.openSession({ timeLimitMs }), base);
             const star = await closureOf(ctx, env, inv, tidConstraint, session, log);
             base.queries += star.queries;
             base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
@@ -224,7 +245,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         const t0 = Date.now();
         const vc = vcgen(vocab, seq);
         if (process.env.CALVIN_DEBUG) console.error(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
-        if (!session) session = await options.solver.openSession({ timeLimitMs });
+        if (!session) session = timed(await options.solver.openSession({ timeLimitMs }), base);
         else await session.eval(sessionPrelude(timeLimitMs));
         const result = await runVC(vc, session, log, start + 4 * timeLimitMs);
         base.queries += result.queries;
@@ -259,6 +280,21 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
     }
     base.timeMs = Date.now() - start;
     return base;
+}
+
+/** A session that adds the time of its evals to the unit's solver time. */
+function timed(session: SolverSession, unit: UnitResult): SolverSession {
+    return {
+        eval: async (text: string) => {
+            const t0 = Date.now();
+            try {
+                return await session.eval(text);
+            } finally {
+                unit.solverMs += Date.now() - t0;
+            }
+        },
+        close: () => session.close(),
+    };
 }
 
 /** Units with the same E, I and thread ids share the E* decision. */

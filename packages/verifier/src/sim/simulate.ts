@@ -7,7 +7,7 @@ import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import type { Check, CheckKind, EnvStep, LoopInv, SCmd, SeqProgram } from './seq.js';
-import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, TID, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
+import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
@@ -516,7 +516,9 @@ export class Simulator {
         const loc = locTerm(a, undefined);
         if (!loc || !this.maps.includes(locMap(a))) return [];
         const probe = this.name('probe~');
+        // only the accessed variable takes the hypothetical step (its frames read the others as they are)
         const step = this.envStep(this.spec.env, false, false);
+        step.maps = [locMap(a)];
         const residual = T.and(...step.conjuncts.filter(c => c.residual).map(c => T.rebase(c.residual!, new Map([[EPRE, undefined], [EPOST, probe]]))));
         const stable = T.eq(locTerm(a, probe)!, loc);
         const what = a.write ? 'write' : 'read';
@@ -588,15 +590,16 @@ export class Simulator {
 
     /** The guarantee: every step satisfies the other threads' environment assumptions and preserves I. */
     private guarantee(op: AtomicOp, pre: string): SCmd[] {
-        const written = writtenMaps(op.body);
+        const writes = opWrites(op.body);
+        const written = new Set(writes.map(w => w.map));
         if (written.size === 0) return [];
         const out: SCmd[] = [];
         const j = T.v('j!g', 'Int');
         for (const c of this.spec.guarantee) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
-            const rel = T.rebase(T.substitute(c.relation, new Map([[TID.t === 'var' ? TID.name : 'tid', j]])), new Map([[EPRE, pre], [EPOST, undefined]]));
-            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.ne(j, T.int(0)), T.ne(j, this.spec.tid)), rel));
+            const rel = T.rebase(T.substitute(c.relation, new Map([['tid', j]])), new Map([[EPRE, pre], [EPOST, undefined]]));
+            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.ne(j, T.int(0)), T.ne(j, this.spec.tid)), atWrittenObjects(rel, writes)));
             out.push({
                 k: 'assert', cond, check: this.check({
                     code: 'env', range: op.range, chain: op.chain,
@@ -609,7 +612,7 @@ export class Simulator {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
             out.push({
-                k: 'assert', cond: preserves(c.term, pre), check: this.check({
+                k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
                     related: { range: c.clause.range, message: c.origin },
@@ -756,6 +759,27 @@ function defaultOf(sort: Sort): Term {
     return sort === 'Int' ? T.int(0) : sort === 'Bool' ? T.FALSE : T.NULL;
 }
 
+/**
+ * A property of every object (`forall o. P(o)`) after a step that writes only
+ * single locations: when P(o) reads the written variables only at o itself,
+ * the step can change P only at the objects it writes, so P is checked there
+ * (no arbitrary object, and a smaller VC). Otherwise, at an arbitrary object.
+ */
+function atWrittenObjects(t: Term, writes: Write[]): Term {
+    if (t.t !== 'quant' || t.q !== 'forall' || t.vars.length !== 1 || t.vars[0].sort !== 'Ref') return t;
+    const o = t.vars[0].name;
+    const written = new Set(writes.map(w => w.map));
+    const local = T.readsOf(t.body).every(r => !written.has(r.map) || (r.keys.length > 0 && r.keys[0].t === 'var' && r.keys[0].name === o));
+    if (!local) return t;
+    const objects: Term[] = [];
+    for (const w of writes) {
+        if (!T.readsOf(t.body).some(r => r.map === w.map)) continue;
+        if (!w.keys || w.keys.length === 0) return t; // a whole map or a global changes
+        if (!objects.some(x => T.sameTerm(x, w.keys![0]))) objects.push(w.keys[0]);
+    }
+    return T.and(...objects.map(x => T.substitute(t.body, new Map([[o, x]]))));
+}
+
 /** `I in pre ==> I now`; for a class invariant, object by object: `forall o. I(o) in pre ==> I(o) now`. */
 function preserves(term: Term, pre: string): Term {
     if (term.t === 'quant' && term.q === 'forall') {
@@ -833,9 +857,6 @@ function whereObjects(where: Term, key: string | undefined): Term[] | undefined 
     return out;
 }
 
-function writtenMaps(body: OpCmd[]): Set<string> {
-    return new Set(opWrites(body).map(w => w.map));
-}
 
 function publishes(body: OpCmd[]): boolean {
     return opWrites(body).some(w => w.map === OWNER && !w.keys);

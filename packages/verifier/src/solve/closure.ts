@@ -1,5 +1,5 @@
 import type { Expr, FieldModel } from '../model/program.js';
-import { ALLOC, elemsVar, heapFacts, OWNER, publishedOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
+import { ALLOC, elemsVar, heapFacts, HOLDER, OWNER, publishedOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
@@ -39,14 +39,24 @@ export interface Closure {
  * One incremental query per Houdini round, over three states s1 -S-> s2 -E-> s3
  * (and s1 -E-> t2), every candidate checked at an arbitrary object.
  */
-export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, tidConstraint: Term, session: SolverSession, log?: QueryLog): Promise<Closure> {
+export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, tidConstraint: Term, session: SolverSession, log?: QueryLog, options: { syntactic?: boolean } = {}): Promise<Closure> {
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
     for (const c of own) if (c.kind === 'writable' && c.field) derived.push(...derivedCandidates(vocab, guards.get(c.field.id)));
     derived.push(...crossCandidates(vocab, own, inv, guards, derived));
+    // the same candidate may come from a guard and from its atom
+    const seen = new Set(own.map(c => c.text));
+    for (let i = derived.length - 1; i >= 0; i--) {
+        if (seen.has(derived[i].text)) derived.splice(i, 1);
+    }
+    for (const c of derived) seen.add(c.text);
+    const unique = derived.filter((c, i) => derived.findIndex(d => d.text === c.text) === i);
+    derived.length = 0;
+    derived.push(...unique);
     const candidates = [...own, ...derived];
     if (candidates.length === 0) return { conjuncts: builtin, exact: true, dropped: [], derived: [], queries: 0 };
+    if (options.syntactic !== false && syntacticallyTransitive(env)) return { conjuncts: env, exact: true, dropped: [], derived: [], queries: 0 };
 
     const f = new Formulas(vocab);
     const maps = new Set<string>();
@@ -161,6 +171,44 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
         conjuncts: [...builtin, ...kept], exact: droppedOwn.length === 0 && !unknown, dropped: droppedOwn,
         derived: kept.filter(c => derived.includes(c)), unknown, queries,
     };
+}
+
+/**
+ * E is reflexive and transitive without asking the solver when it is made of
+ * frames only, each of whose `keep` conditions reads only locations that E
+ * keeps under that same condition (or always), or that the built-in rules
+ * keep stable (a published object stays published, a monitor this thread
+ * holds stays held): the condition then still holds after any number of
+ * steps, and so does the frame. (`m == tid ==> m' == m` with
+ * `m == tid ==> x' == x`, for instance.)
+ */
+export function syntacticallyTransitive(env: Conjunct[]): boolean {
+    const frames = env.flatMap(c => c.frames);
+    if (env.some(c => c.residual !== undefined && !c.builtin)) return false;
+    const keptUnder = (map: string, keys: Term[], keep: Term, params: string[]): boolean => frames.some(f => {
+        if (f.map !== map) return false;
+        if (f.keep.t === 'bool' && f.keep.value) return true;
+        // the same condition, at the same keys
+        if (keys.length !== f.params.length || !keys.every((k, i) => k.t === 'var' && k.name === params[i] && f.params[i].name === params[i])) return false;
+        return T.sameTerm(f.keep, keep);
+    });
+    for (const f of frames) {
+        if (f.keep.t === 'bool') continue;
+        const params = f.params.map(p => p.name);
+        const conjuncts = new Set((f.keep.t === 'app' && f.keep.fn === 'and' ? f.keep.args : [f.keep]).map(T.key));
+        const has = (t: Term) => conjuncts.has(T.key(t));
+        for (const r of T.readsOf(f.keep)) {
+            if (r.state !== EPRE) return false;
+            const o = r.keys[0];
+            // a condition that says the object is published, private to this thread, or
+            // its monitor held by this thread stays true: the built-in rules keep it
+            if (r.map === ALLOC && has(r)) continue;
+            if (r.map === OWNER && has(T.read(ALLOC, [o], 'Bool', EPRE)) && (has(T.eq(r, T.int(0))) || has(T.eq(r, TID)))) continue;
+            if (r.map === HOLDER && has(T.eq(r, TID))) continue;
+            if (!keptUnder(r.map, r.keys, f.keep, params)) return false;
+        }
+    }
+    return true;
 }
 
 /**

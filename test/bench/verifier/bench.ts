@@ -1,0 +1,129 @@
+// Verifier benchmark (not a test): prints tables, measures everything in one run.
+//
+//   npm run bench:verifier            # examples, wasm vs native, scaling series
+//   npm run bench:verifier -- quick   # smaller scaling series
+//
+// 1. Examples, end to end: `calvin check FILE` as a user runs it (process start,
+//    front end, Z3 start, every check), per file; then in-process, per check: its
+//    time and the part spent in the solver; with --solver z3-native too (when a z3
+//    is on PATH) and the wasm/native ratio.
+// 2. The tail of solver query times over all the examples' checks (median, p90,
+//    p99, max), per backend.
+// 3. Scaling: generated programs (test/bench/verifier/generate.ts) with 2-64
+//    threads and 10-500 procedures; time per check should stay flat (linear total);
+//    and the same programs checked with every call inlined (no abstractions): the
+//    modular/inlined ratio.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../../language/src/index.js';
+import { createBackend, nativeZ3Available, verifyProgram, type SolverBackend, type SolverSession, type UnitResult } from '../../../packages/verifier/src/index.js';
+import type { ProgramModel } from '../../../packages/verifier/src/model/program.js';
+import { CLI, EXAMPLES, ROOT } from '../../util/paths.js';
+import { lockProgram } from './generate.js';
+
+const QUICK = process.argv.includes('quick');
+const WORKER = path.join(ROOT, 'packages/cli/out/z3-worker.cjs');
+
+async function modelOf(text: string, uri = 'file:///bench.calvin'): Promise<ProgramModel> {
+    const { shared, Calvin } = createCalvinCoreServices();
+    const res = await buildProgram(shared, [{ uri, text }]);
+    return toProgramModel(programOf(res.documents[0], shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
+}
+
+/** A backend that records the time of every solver call. */
+function recording(backend: SolverBackend, times: number[]): SolverBackend {
+    return {
+        name: backend.name,
+        dispose: () => backend.dispose(),
+        openSession: async o => {
+            const s = await backend.openSession(o);
+            const session: SolverSession = {
+                eval: async text => {
+                    const t0 = performance.now();
+                    try { return await s.eval(text); } finally { if (/check-sat/.test(text)) times.push(performance.now() - t0); }
+                },
+                close: () => s.close(),
+            };
+            return session;
+        },
+    };
+}
+
+function quantile(values: number[], q: number): number {
+    const s = [...values].sort((a, b) => a - b);
+    return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+}
+
+const ms = (x: number) => (Number.isFinite(x) ? `${Math.round(x)}` : '—');
+
+async function examples(): Promise<void> {
+    const files = fs.readdirSync(EXAMPLES).filter(f => f.endsWith('.calvin')).sort();
+    const backends: Array<'z3-wasm' | 'z3-native'> = nativeZ3Available() ? ['z3-wasm', 'z3-native'] : ['z3-wasm'];
+    console.log(`\n## Examples (${os.cpus().length} cores, Node ${process.version}; ${backends.join(' and ')})\n`);
+    console.log('| example | end to end (ms) | verdict | checks: time / solver (ms) | in-process total wasm (ms) | native (ms) | wasm/native |');
+    console.log('|---|---|---|---|---|---|---|');
+    const queryTimes = new Map<string, number[]>(backends.map(b => [b, []]));
+    const solvers = new Map(backends.map(b => [b, recording(createBackend(b, b === 'z3-wasm' ? { workerScript: WORKER } : {}), queryTimes.get(b)!)]));
+    // warm both backends up (their start is measured by the end-to-end column)
+    for (const s of solvers.values()) await verifyProgram(await modelOf('int x = 0;\nthread T { x = 1; }\n'), { solver: s });
+    for (const b of backends) queryTimes.get(b)!.length = 0;
+    for (const f of files) {
+        const file = path.join(EXAMPLES, f);
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', file], { encoding: 'utf8' });
+        const e2e = performance.now() - t0;
+        const verdict = r.status === 0 ? 'verified' : `${JSON.parse(r.stdout).diagnostics.filter((d: { severity: string }) => d.severity !== 'info').length} findings`;
+        const model = await modelOf(fs.readFileSync(file, 'utf8'), `file://${file}`);
+        const totals = new Map<string, number>();
+        let units: UnitResult[] = [];
+        for (const b of backends) {
+            const t1 = performance.now();
+            const res = await verifyProgram(model, { solver: solvers.get(b)! });
+            totals.set(b, performance.now() - t1);
+            if (b === 'z3-wasm') units = res.units;
+        }
+        const perUnit = units.map(u => `${u.name} ${u.timeMs}/${u.solverMs}`).join(', ');
+        const native = totals.get('z3-native');
+        console.log(`| ${f.replace('.calvin', '')} | ${ms(e2e)} | ${verdict} | ${perUnit} | ${ms(totals.get('z3-wasm')!)} | ${native === undefined ? '—' : ms(native)} | ${native ? (totals.get('z3-wasm')! / native).toFixed(1) : '—'} |`);
+    }
+    console.log('\nSolver query times over these checks (check-sat-assuming, ms):\n');
+    console.log('| backend | queries | median | p90 | p99 | max |');
+    console.log('|---|---|---|---|---|---|');
+    for (const [b, t] of queryTimes) console.log(`| ${b} | ${t.length} | ${quantile(t, 0.5).toFixed(1)} | ${quantile(t, 0.9).toFixed(1)} | ${quantile(t, 0.99).toFixed(1)} | ${Math.max(...t).toFixed(1)} |`);
+    for (const s of solvers.values()) await s.dispose();
+}
+
+async function scaling(): Promise<void> {
+    const solver = createBackend('z3-wasm', { workerScript: WORKER });
+    await verifyProgram(await modelOf('int x = 0;\nthread T { x = 1; }\n'), { solver });
+    const run = async (locks: number, threads: number, calls: number, inlined: boolean) => {
+        const model = await modelOf(lockProgram({ locks, threads, calls, inlined }));
+        const t0 = performance.now();
+        const r = await verifyProgram(model, { solver });
+        const problems = r.diagnostics.filter(d => d.severity !== 'info').length;
+        if (problems > 0) throw new Error(`generated program (${locks} locks, ${threads} threads, inlined: ${inlined}) has ${problems} findings`);
+        return { ms: performance.now() - t0, checks: r.units.length };
+    };
+    // Every lock (2 procedures: acquire, release) is used at 4 call sites.
+    const rows: Array<{ label: string; locks: number; threads: number; calls: number }> = [];
+    for (const t of QUICK ? [2, 8, 32] : [2, 4, 8, 16, 32, 64]) rows.push({ label: 'threads', locks: 4, threads: t, calls: 4 });
+    for (const p of QUICK ? [10, 50, 100] : [10, 50, 100, 250, 500]) {
+        const locks = p / 2;
+        const threads = Math.min(64, locks);
+        rows.push({ label: 'procedures', locks, threads, calls: Math.ceil(4 * locks / threads) });
+    }
+    console.log('\n## Scaling (z3-wasm, one solver)\n');
+    console.log('| series | procedures | threads | calls/thread | checks | modular (ms) | ms/check | inlined (ms) | modular/inlined |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+        const mod = await run(r.locks, r.threads, r.calls, false);
+        const inl = await run(r.locks, r.threads, r.calls, true);
+        console.log(`| ${r.label} | ${2 * r.locks} | ${r.threads} | ${r.calls} | ${mod.checks} | ${ms(mod.ms)} | ${(mod.ms / mod.checks).toFixed(0)} | ${ms(inl.ms)} | ${(mod.ms / inl.ms).toFixed(2)} |`);
+    }
+    await solver.dispose();
+}
+
+await examples();
+await scaling();
