@@ -55,7 +55,7 @@ export async function verifyDocuments(
     try {
         for (const group of todo) {
             const model = toProgramModel(group, Calvin.types.TypeSystem);
-            const result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs });
+            const result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1 });
             for (const d of result.diagnostics) out.diagnostics.push(toCli(d, fileOf));
             for (const u of result.units) {
                 out.units.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });

@@ -13,10 +13,9 @@ import { visit } from './spec/translate.js';
 import { Simulator, type SimSpec } from './sim/simulate.js';
 import { vcgen } from './vc/vcgen.js';
 import { runVC, type Failure } from './solve/run.js';
-import { closure, type Closure } from './solve/closure.js';
+import { closure, syntacticallyTransitive, type Closure } from './solve/closure.js';
 import type { SolverBackend, SolverSession } from './solver/index.js';
 import { SolverFailure } from './solver/index.js';
-import { sessionPrelude } from './solver/pool.js';
 import type { SeqProgram } from './sim/seq.js';
 import { printProgram } from './sim/print.js';
 import type { CheckCode } from './il/il.js';
@@ -232,9 +231,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             const { env, inv, tidConstraint } = unitSpec(ctx, u);
             base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
             base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
-            session = timed(await options.solver.openSession({ timeLimitMs }), base);
-            const star = await closureOf(ctx, env, inv, tidConstraint, session, log);
-            base.queries += star.queries;
+            const star = await closureOf(ctx, env, inv, tidConstraint, options, timeLimitMs, base, log);
             base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
                 : star.exact ? 'E is reflexive and transitive: E* = E'
                     : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
@@ -245,8 +242,8 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         const t0 = Date.now();
         const vc = vcgen(vocab, seq);
         if (process.env.CALVIN_DEBUG) console.error(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
-        if (!session) session = timed(await options.solver.openSession({ timeLimitMs }), base);
-        else await session.eval(sessionPrelude(timeLimitMs));
+        // the solver is taken only now: while another check uses it, this one prepares its VC
+        session = timed(await options.solver.openSession({ timeLimitMs }), base);
         const result = await runVC(vc, session, log, start + 4 * timeLimitMs);
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
@@ -297,13 +294,21 @@ function timed(session: SolverSession, unit: UnitResult): SolverSession {
     };
 }
 
-/** Units with the same E, I and thread ids share the E* decision. */
-function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: (t: string) => void): Promise<Closure> {
+/** Units with the same E, I and thread ids share the E* decision (the unit that computes it counts its queries). */
+function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, options: VerifyOptions, timeLimitMs: number, unit: UnitResult, log?: (t: string) => void): Promise<Closure> {
     const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).sort().join('|')}|${inv.map(c => c.text).sort().join('|')}`;
     let pending = ctx.closures.get(key);
     if (!pending) {
         pending = (async () => {
-            return closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, session, log);
+            if (syntacticallyTransitive(env)) return closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, undefined as never, log);
+            const session = timed(await options.solver.openSession({ timeLimitMs }), unit);
+            try {
+                const c = await closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, session, log);
+                unit.queries += c.queries;
+                return c;
+            } finally {
+                session.close();
+            }
         })();
         ctx.closures.set(key, pending);
     }

@@ -146,24 +146,35 @@ export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant
     const live = new Set(candidates.map((_, k) => k));
     let queries = 0;
     let unknown: string | undefined;
+    // Each round asks, for every live candidate, whether it can fail given the others (one
+    // `check-sat-assuming` each, all in one round trip): a model refutes one candidate at a
+    // time, so this takes a few rounds instead of one query per dropped candidate.
+    const fails = candidates.map((_, k) => {
+        const mine = errs.filter(e => e.k === k).map(e => e.err);
+        return mine.length === 1 ? mine[0] : `(or ${mine.join(' ')})`;
+    });
     for (;;) {
-        queries++;
+        const order = [...live];
+        if (order.length === 0) break;
         const lits = candidates.map((_, k) => (live.has(k) ? enable[k] : `(not ${enable[k]})`)).join(' ');
-        const answer = (await send(`(check-sat-assuming (${lits}))\n`)).trim().split('\n').pop()!.trim();
-        if (answer === 'unsat') break;
-        if (answer !== 'sat') {
-            unknown = answer;
+        queries += order.length;
+        const text = order.map(k => `(check-sat-assuming (${lits} ${fails[k]}))`).join('\n') + '\n';
+        const answers = (await send(text)).trim().split('\n').map(l => l.trim()).filter(l => l !== '');
+        if (answers.length !== order.length) throw new Error(`closure: ${answers.length} answers to ${order.length} queries`);
+        const undecided = answers.find(a => a !== 'sat' && a !== 'unsat');
+        if (undecided) {
+            unknown = undecided;
             live.clear();
             break;
         }
-        const values = (await send(`(get-value (${errs.map(e => e.err).join(' ')}))\n`));
-        const list = [...values.matchAll(/\((\S+)\s+(true|false)\)/g)].map(m => m[2]);
         let dropped = 0;
-        errs.forEach((e, i) => {
-            if (list[i] === 'true' && live.has(e.k)) { live.delete(e.k); dropped++; }
+        order.forEach((k, i) => {
+            if (answers[i] !== 'sat') return;
+            live.delete(k);
+            dropped++;
+            if (process.env.CALVIN_DEBUG) console.error(`[closure] drop ${candidates[k].text}`);
         });
-        if (process.env.CALVIN_DEBUG) for (const e of errs) if (list[errs.indexOf(e)] === 'true') console.error(`[closure] drop ${candidates[e.k].text}`);
-        if (dropped === 0) { unknown = 'a counterexample without a failing candidate'; live.clear(); break; }
+        if (dropped === 0) break;
     }
     const kept = candidates.filter((_, k) => live.has(k));
     const droppedOwn = own.filter(c => !kept.includes(c));
