@@ -348,7 +348,8 @@ function findings(failures: Failure[]): VDiagnostic[] {
     for (const f of failures) {
         const info = f.check.info;
         if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.check.op)) continue;
-        const values = f.values.length > 0 ? ` [${f.values.map(([n, v]) => `${n} = ${v}`).join(', ')}]` : '';
+        const parts = [f.values.map(([n, v]) => `${n} = ${v}`).join(', '), ...f.notes].filter(x => x !== '');
+        const values = parts.length > 0 ? ` [${parts.join('; ')}]` : '';
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related });

@@ -54,6 +54,11 @@ export interface CheckInfo {
     chain: CallFrame[];
     /** Terms whose values explain a failure (name shown → term, in the state of the check). */
     show?: Array<[string, Term]>;
+    /**
+     * Values another thread's step changed before they were read (filled in by
+     * the simulation builder): before and after that environment step.
+     */
+    changes?: Array<{ name: string; before: Term; after: Term; range: Range }>;
     /** The annotation it comes from, for related information. */
     related?: { range: Range; message: string };
 }

@@ -56,6 +56,8 @@ export class Simulator {
     /** Locals holding objects this thread allocated and has not published since (private for sure). */
     private privateLocals = new Set<string>();
     private defined = new Set<string>();
+    /** Locals that hold a value read from shared state: its name and its value before and after the environment step before the read. */
+    private provenance = new Map<string, { name: string; before: Term; after: Term; range: Range }>();
 
     constructor(private readonly spec: SimSpec, locals: Map<string, LocalDecl>) {
         this.locals = new Map(locals);
@@ -142,10 +144,32 @@ export class Simulator {
 
     // ------------------------------------------------------------ helpers
 
-    private check(info: CheckInfo, kind: CheckKind = 'program', extra: Partial<Check> = {}): number {
+    private check(info: CheckInfo, kind: CheckKind = 'program', extra: Partial<Check> = {}, cond?: Term): number {
         const id = this.checks.length;
-        this.checks.push({ id, kind, info, assumeAfter: true, ...extra });
+        this.checks.push({ id, kind, info: cond && kind === 'program' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
         return id;
+    }
+
+    /**
+     * A failing check's counterexample shows the values of the program
+     * variables and shared locations its condition mentions, and, for values
+     * read from shared state, the other thread's step that changed them just
+     * before the read.
+     */
+    private explained(info: CheckInfo, cond: Term): CheckInfo {
+        const show = [...(info.show ?? [])];
+        const changes = [...(info.changes ?? [])];
+        const shown = new Set(show.map(([n]) => n));
+        for (const v of T.freeVars(cond)) {
+            const name = displayName(v);
+            const sort = this.locals.get(v)?.sort;
+            if (!name || !sort || shown.has(name)) continue;
+            shown.add(name);
+            show.push([name, T.v(v, sort)]);
+            const p = this.provenance.get(v);
+            if (p && !changes.some(c => c.name === p.name)) changes.push(p);
+        }
+        return { ...info, show, changes };
     }
 
     private relevantInvariants(): Invariant[] {
@@ -331,14 +355,21 @@ export class Simulator {
     private cmd(c: Cmd, init: boolean, initChecks: boolean): SCmd[] {
         switch (c.k) {
             case 'op': return this.op(c.op, init, initChecks);
-            case 'local': this.defined.add(c.var); this.privateLocals.delete(c.var); return [{ k: 'local', var: c.var, value: c.value }];
+            case 'local': {
+                this.defined.add(c.var);
+                this.privateLocals.delete(c.var);
+                const from = c.value.t === 'var' ? this.provenance.get(c.value.name) : undefined;
+                if (from) this.provenance.set(c.var, from);
+                else this.provenance.delete(c.var);
+                return [{ k: 'local', var: c.var, value: c.value }];
+            }
             case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); return [{ k: 'havocLocal', vars: c.vars }];
             case 'assumeLocal': case 'assumeState': return [{ k: 'assume', cond: c.cond }];
             case 'checkLocal':
                 if (init && !initChecks) return [{ k: 'assume', cond: c.cond }];
-                return [{ k: 'assert', cond: c.cond, check: this.check(c.check) }];
+                return [{ k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
             case 'checkState':
-                return [this.star(T.mapsOf(c.cond)), { k: 'assert', cond: c.cond, check: this.check(c.check) }];
+                return [this.star(T.mapsOf(c.cond)), { k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
             case 'if': {
                 const before = new Set(this.privateLocals);
                 const a = this.cmds(c.then, init, initChecks);
@@ -458,7 +489,8 @@ export class Simulator {
         const touched = opMaps(op);
         // the abstraction's actions are evaluated on this step too
         if (this.abs) for (const m of this.abstractionMaps()) touched.add(m);
-        const out: SCmd[] = [this.star(touched)];
+        const before = this.name('env~');
+        const out: SCmd[] = [{ k: 'snapshot', name: before }, this.star(touched)];
         const pre = this.name('pre~');
         // blocking assumes, then the implicit checks of the access (null, bounds), then its race checks
         let lead = op.blocking;
@@ -467,6 +499,14 @@ export class Simulator {
         out.push(...this.raceChecks(op));
         out.push({ k: 'snapshot', name: pre });
         out.push(...this.opBody(op.body.slice(lead), op, 'check', pre));
+        // a value read here: what it was before the environment's step
+        if (op.kind === 'read') {
+            for (const c of op.body) {
+                if (c.k !== 'local' || c.value.t !== 'read' || c.value.state !== undefined) continue;
+                const text = op.accesses[0]?.text ?? c.value.map;
+                this.provenance.set(c.var, { name: text, before: T.rebase(c.value, new Map([[undefined, before]])), after: T.rebase(c.value, new Map([[undefined, pre]])), range: op.range });
+            }
+        }
         out.push(...this.guarantee(op, pre));
         if (this.abs) out.push(...this.simulate(op, pre));
         if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
@@ -481,9 +521,9 @@ export class Simulator {
             switch (c.k) {
                 case 'assume': out.push({ k: 'assume', cond: at(c.cond) }); break;
                 case 'assert':
-                    out.push(checks === 'check' ? { k: 'assert', cond: at(c.cond), check: this.check(c.check, 'program', { op: op.id }) } : { k: 'assume', cond: at(c.cond) });
+                    out.push(checks === 'check' ? { k: 'assert', cond: at(c.cond), check: this.check(c.check, 'program', { op: op.id }, at(c.cond)) } : { k: 'assume', cond: at(c.cond) });
                     break;
-                case 'local': this.defined.add(c.var); this.privateLocals.delete(c.var); out.push({ k: 'local', var: c.var, value: at(c.value) }); break;
+                case 'local': this.defined.add(c.var); this.privateLocals.delete(c.var); this.provenance.delete(c.var); out.push({ k: 'local', var: c.var, value: at(c.value) }); break;
                 case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); out.push({ k: 'havocLocal', vars: c.vars }); break;
                 case 'store': out.push({ k: 'store', map: c.map, keys: c.keys.map(at), value: at(c.value) }); break;
                 case 'update': out.push({ k: 'update', map: c.map, params: c.params, value: at(c.value) }); break;
@@ -595,6 +635,13 @@ export class Simulator {
         if (written.size === 0) return [];
         const out: SCmd[] = [];
         const j = T.v('j!g', 'Int');
+        // the written locations, before and after the step
+        const show: Array<[string, Term]> = [];
+        for (const a of op.accesses) {
+            const loc = a.write ? locTerm(a, undefined) : undefined;
+            if (!loc || show.some(([n]) => n === a.text)) continue;
+            show.push([`${a.text} before`, T.rebase(loc, new Map([[undefined, pre]]))], [a.text, loc]);
+        }
         for (const c of this.spec.guarantee) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
@@ -604,18 +651,24 @@ export class Simulator {
                 k: 'assert', cond, check: this.check({
                     code: 'env', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may violate another thread's environment assumption '${c.text}'`,
-                    related: c.clause ? { range: c.clause.range, message: c.origin } : undefined,
+                    related: c.clause ? { range: c.clause.range, message: c.origin } : undefined, show,
                 }, 'program', { op: op.id }),
             });
         }
         for (const c of this.spec.inv) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
+            // the globals the invariant mentions, after the step
+            const mentioned: Array<[string, Term]> = [];
+            for (const r of T.readsOf(c.term)) {
+                const name = this.spec.vocab.vars.get(r.map)?.field?.name;
+                if (r.keys.length === 0 && r.state === undefined && name && !show.some(([n]) => n === name) && !mentioned.some(([n]) => n === name)) mentioned.push([name, r]);
+            }
             out.push({
                 k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
-                    related: { range: c.clause.range, message: c.origin },
+                    related: { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
                 }, 'program', { op: op.id }),
             });
         }
@@ -723,6 +776,15 @@ export class Simulator {
 }
 
 // ------------------------------------------------------------ utilities
+
+/** How a local is shown in a counterexample: a program variable by its name, a read by the location's; temporaries not at all. */
+function displayName(local: string): string | undefined {
+    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+$/.exec(local);
+    if (source) return source[1];
+    const read = /^l~(?:read|final)_(\w+?)~\d+$/.exec(local);
+    if (read) return read[1];
+    return undefined;
+}
 
 /** The state variables an operation reads or writes. */
 function opMaps(op: AtomicOp): Set<string> {

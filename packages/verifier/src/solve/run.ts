@@ -9,6 +9,8 @@ export interface Failure {
     check: Check;
     /** Name → value in the failing state. */
     values: Array<[string, string]>;
+    /** What other threads did (their steps that changed what the check read). */
+    notes: string[];
 }
 
 export interface RunResult {
@@ -90,7 +92,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
         for (const id of failing) {
             disabled.add(id);
             const check = vc.checks.find(c => c.id === id)!;
-            failures.push({ check, values: await explain(vc, id, send) });
+            failures.push({ check, ...(await explain(vc, id, send)) });
         }
     }
     return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), queries };
@@ -136,26 +138,34 @@ async function failingChecks(vc: VC, send: (t: string) => Promise<string>, relev
     return [...found];
 }
 
-/** Values of the terms a failing check names, in the failing state. */
-async function explain(vc: VC, id: number, send: (t: string) => Promise<string>): Promise<Array<[string, string]>> {
-    const values = new Map<string, string>();
+/** Values of the terms a failing check names, in the failing state, and the other threads' steps that changed what it read. */
+async function explain(vc: VC, id: number, send: (t: string) => Promise<string>): Promise<{ values: Array<[string, string]>; notes: string[] }> {
+    const none = { values: [], notes: [] };
     // the first error literal of the check that is true: its state
     const errs = [...vc.errors.entries()].filter(([, e]) => e.check === id);
-    let show: Array<[string, import('../smt/term.js').Term]> = [];
-    if (errs.length === 1) show = errs[0][1].show;
-    else {
+    let info = errs[0]?.[1];
+    if (errs.length > 1) {
         const v = parseValueList(await send(`(get-value (${errs.map(e => e[0]).join(' ')}))\n`));
-        show = errs.find((_, i) => v[i] === 'true')?.[1].show ?? [];
+        info = errs.find((_, i) => v[i] === 'true')?.[1] ?? info;
     }
-    if (show.length === 0) return [];
-    const terms = show.map(([name, t]) => [name, toSmt(t)] as const);
+    if (!info || (info.show.length === 0 && info.changes.length === 0)) return none;
+    const terms = [...info.show.map(([, t]) => t), ...info.changes.flatMap(c => [c.before, c.after])].map(toSmt);
+    let values: string[];
     try {
-        const parsed = parseValueList(await send(`(get-value (${terms.map(t => t[1]).join(' ')}))\n`));
-        terms.forEach(([name], i) => values.set(name, prettyValue(parsed[i] ?? '?')));
+        values = parseValueList(await send(`(get-value (${terms.join(' ')}))\n`)).map(prettyValue);
     } catch {
-        return [];
+        return none;
     }
-    return [...values.entries()];
+    // object identities mean nothing to the reader; null does
+    const shown = info.show.map(([name], i): [string, string] => [name, values[i] ?? '?']).filter(([, v]) => !v.startsWith('object #'));
+    const notes: string[] = [];
+    info.changes.forEach((c, i) => {
+        const before = values[info!.show.length + 2 * i], after = values[info!.show.length + 2 * i + 1];
+        if (before !== undefined && after !== undefined && before !== after && !before.startsWith('object #')) {
+            notes.push(`another thread changed ${c.name} from ${before} to ${after} just before it was read on line ${c.line}`);
+        }
+    });
+    return { values: shown, notes };
 }
 
 /** Parse `((expr value) ...)` from get-value: the values, in order, as text. */

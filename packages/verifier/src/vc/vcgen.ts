@@ -29,7 +29,14 @@ export interface VC {
     enable: Map<number, string>;
     checks: Check[];
     /** Error literal → the check it reports and the values that explain it. */
-    errors: Map<string, { check: number; show: Array<[string, Term]> }>;
+    errors: Map<string, ErrorInfo>;
+}
+
+/** An assertion's error literal: the check, and the terms (resolved at the assertion) that explain a failure. */
+export interface ErrorInfo {
+    check: number;
+    show: Array<[string, Term]>;
+    changes: Array<{ name: string; before: Term; after: Term; line: number }>;
 }
 
 interface PStmt {
@@ -63,7 +70,7 @@ class Generator {
     private env!: Env;
     private readonly snapshots = new Map<string, State>();
     private readonly labels = new Map<string, End[]>();
-    private readonly errors = new Map<string, { check: number; show: Array<[string, Term]> }>();
+    private readonly errors = new Map<string, ErrorInfo>();
     private readonly ground: Ground = new Map();
     private readonly checkById: Map<number, Check>;
     private tags = 0;
@@ -95,7 +102,10 @@ class Generator {
         const enable = new Map<number, string>();
         for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
         const roots = this.blocks.flatMap(b => b.stmts.map(st => st.cond));
-        for (const e of this.errors.values()) for (const [, t] of e.show) roots.push(t);
+        for (const e of this.errors.values()) {
+            for (const [, t] of e.show) roots.push(t);
+            for (const c of e.changes) roots.push(c.before, c.after);
+        }
         const definitions = this.f.definitions(roots);
         const lines: string[] = [PRELUDE, ...this.f.decls];
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
@@ -182,7 +192,13 @@ class Generator {
         for (const [name, term] of info.show ?? []) {
             try { show.push([name, this.f.resolve(term, this.scope())]); } catch { /* not resolvable here */ }
         }
-        this.errors.set(err, { check, show });
+        const changes: ErrorInfo['changes'] = [];
+        for (const c of info.changes ?? []) {
+            try {
+                changes.push({ name: c.name, before: this.f.resolve(c.before, this.scope()), after: this.f.resolve(c.after, this.scope()), line: c.range.startLine + 1 });
+            } catch { /* not resolvable here */ }
+        }
+        this.errors.set(err, { check, show, changes });
         this.block().stmts.push({ kind: 'assert', cond: c, check, err });
     }
 
