@@ -255,7 +255,10 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             base.undecided = result.reason ?? 'unknown';
         } else if (result.status === 'unknown') {
             base.status = 'unknown';
-            base.diagnostics.push(unknownDiagnostic(u, `the solver could not decide it (${result.reason ?? 'unknown'})`));
+            const why = /time|cancel/i.test(result.reason ?? '')
+                ? `it ran out of time (limit ${timeLimitMs} ms per query; raise it with --time-limit or calvin.timeLimitMs)`
+                : `the solver could not decide it (${result.reason ?? 'unknown'})`;
+            base.diagnostics.push(unknownDiagnostic(u, why));
         } else {
             base.status = result.failures.length > 0 ? 'failed' : 'verified';
         }
