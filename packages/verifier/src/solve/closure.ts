@@ -1,12 +1,11 @@
 import type { Expr, FieldModel } from '../model/program.js';
-import { ALLOC, elemsVar, heapFacts, HOLDER, OWNER, publishedOf, sortOfType, typeKey, type Vocabulary } from '../heap/vocabulary.js';
+import { ALLOC, heapFacts, HOLDER, OWNER, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
 import type { SolverSession } from '../solver/index.js';
-import { keyParams } from '../spec/abstraction.js';
 import {
-    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, type Conjunct, type Guard, type Invariant,
+    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type StateCondition,
 } from '../spec/environment.js';
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate, visit } from '../spec/translate.js';
 import { envState } from '../vc/envstep.js';
@@ -297,45 +296,10 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
 }
 
 /** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */
-function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: (state: string | undefined, tid: Term, obj: Term | undefined) => Term, condMaps: string[]): Conjunct {
-    const map = vocab.varOfField(f.id);
-    const elems = f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
-    const maps = new Set<string>([map, ...condMaps]);
-    if (elems) maps.add(elems);
-    const base = { kind: 'candidate' as const, origin: `derived for ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps };
-    if (f.isStatic) {
-        const c = cond(EPRE, TID, undefined);
-        const frames = [{ map, params: [] as BoundVar[], keep: c }];
-        let unchanged = T.eq(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE));
-        if (elems) {
-            const [a, i] = keyParams(vocab, elems, 'k!');
-            frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), vocab.read(map, [], EPRE)), c) });
-            const ix = T.v('i!d', 'Int');
-            const arr = vocab.read(map, [], EPRE);
-            unchanged = T.and(unchanged, T.forall([{ name: 'i!d', sort: 'Int' }], T.eq(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
-        }
-        return { ...base, frames, relation: T.implies(c, unchanged) };
-    }
-    const cls = { kind: 'class' as const, name: f.owner! };
-    maps.add(ALLOC).add(OWNER);
-    const [k] = keyParams(vocab, map, 'k!');
-    const key = T.v(k.name, 'Ref');
-    const frames = [{ map, params: [k], keep: T.and(publishedOf(vocab, cls, key, EPRE), cond(EPRE, TID, key)) }];
-    const o = T.v('o!d', 'Ref');
-    let unchanged = T.eq(vocab.read(map, [o], EPOST), vocab.read(map, [o], EPRE));
-    if (elems) {
-        const [a, i] = keyParams(vocab, elems, 'k!');
-        const ov = T.v('o!de', 'Ref');
-        frames.push({
-            map: elems, params: [a, i],
-            keep: T.exists([{ name: 'o!de', sort: 'Ref', type: typeKey(cls) }], T.and(publishedOf(vocab, cls, ov, EPRE), T.eq(vocab.read(map, [ov], EPRE), T.v(a.name, 'Ref')), cond(EPRE, TID, ov))),
-        });
-        const ix = T.v('i!d', 'Int');
-        const arr = vocab.read(map, [o], EPRE);
-        unchanged = T.and(unchanged, T.forall([{ name: 'i!d', sort: 'Int' }], T.eq(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
-    }
-    const relation = T.forall([{ name: 'o!d', sort: 'Ref', type: typeKey(cls) }], T.implies(T.and(publishedOf(vocab, cls, o, EPRE), cond(EPRE, TID, o)), unchanged));
-    return { ...base, frames, relation };
+function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: StateCondition, condMaps: string[]): Conjunct {
+    const { frames, relation, maps } = unchangedWhile(vocab, f, true, cond);
+    for (const m of condMaps) maps.add(m);
+    return { kind: 'candidate', origin: `derived for ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps, frames, relation };
 }
 
 /** The boolean atoms of a guard: the comparisons and boolean reads under its connectives and conditionals. */

@@ -196,6 +196,57 @@ export function otherMayWrite(vocab: Vocabulary, g: Guard, state: string | undef
     return existsOtherThread(tid, j => guardTerm(vocab, g, state, j, obj));
 }
 
+/** A condition on the state before a step, for the thread tid, about an object (undefined for a global). */
+export type StateCondition = (state: string | undefined, tid: Term, obj: Term | undefined) => Term;
+
+/**
+ * "While cond holds, f does not change" (and the elements of the array it
+ * references, when `elements`), for every published object of f's class or
+ * for a global f: its frames and the relation they say.
+ */
+export function unchangedWhile(vocab: Vocabulary, f: FieldModel, elements: boolean, cond: StateCondition): { frames: Frame[]; relation: Term; maps: Set<string> } {
+    const map = vocab.varOfField(f.id);
+    const elems = elements && f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    const maps = new Set<string>([map]);
+    if (elems) maps.add(elems);
+    const unchanged = (o: Term | undefined): Term => {
+        const keys = o ? [o] : [];
+        let t = T.eq(vocab.read(map, keys, EPOST), vocab.read(map, keys, EPRE));
+        if (elems) {
+            const arr = vocab.read(map, keys, EPRE);
+            const ix = T.v('i!u', 'Int');
+            t = T.and(t, T.forall([{ name: 'i!u', sort: 'Int' }], T.eq(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
+        }
+        return t;
+    };
+    if (f.isStatic) {
+        const c = cond(EPRE, TID, undefined);
+        const frames: Frame[] = [{ map, params: [], keep: c }];
+        if (elems) {
+            const [a, i] = keyParams(vocab, elems, 'k!');
+            frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), vocab.read(map, [], EPRE)), c) });
+        }
+        return { frames, relation: T.implies(c, unchanged(undefined)), maps };
+    }
+    const cls = classType(f.owner!);
+    maps.add(ALLOC).add(OWNER);
+    const [k] = keyParams(vocab, map, 'k!');
+    const key = T.v(k.name, 'Ref');
+    const frames: Frame[] = [{ map, params: [k], keep: T.and(publishedOf(vocab, cls, key, EPRE), cond(EPRE, TID, key)) }];
+    if (elems) {
+        // kept when some published object of the class that references the array satisfies cond
+        const [a, i] = keyParams(vocab, elems, 'k!');
+        const ov = T.v('o!ue', 'Ref');
+        frames.push({
+            map: elems, params: [a, i],
+            keep: T.exists([objVar('o!ue', f.owner!)], T.and(publishedOf(vocab, cls, ov, EPRE), T.eq(vocab.read(map, [ov], EPRE), T.v(a.name, 'Ref')), cond(EPRE, TID, ov))),
+        });
+    }
+    const o = T.v('o!u', 'Ref');
+    const relation = T.forall([objVar('o!u', f.owner!)], T.implies(T.and(publishedOf(vocab, cls, o, EPRE), cond(EPRE, TID, o)), unchanged(o)));
+    return { frames, relation, maps };
+}
+
 /**
  * The derived conjunct of a `writable_if P` (language.md §6):
  * `f' != f ==> (\exists int j; j != 0 && j != tid; P[tid := j])`, for every
@@ -205,49 +256,10 @@ export function otherMayWrite(vocab: Vocabulary, g: Guard, state: string | undef
  */
 export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const f = g.field;
-    const map = vocab.varOfField(f.id);
-    const maps = new Set<string>([map]);
-    for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
     // An inferred guard is about writes of the field itself: the elements of its array are not protected by it.
-    const elems = f.type.kind === 'array' && !g.inferred ? elemsVar(sortOfType(f.type.element)) : undefined;
-    if (elems) maps.add(elems);
-    if (!f.isStatic) maps.add(ALLOC).add(OWNER);
+    const { frames, relation, maps } = unchangedWhile(vocab, f, !g.inferred, (state, tid, obj) => T.not(otherMayWrite(vocab, g, state, tid, obj)));
+    for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
     const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
-    const frames: Frame[] = [];
-    const o = T.v('o!w', 'Ref');
-    let relation: Term;
-    if (f.isStatic) {
-        const noOther = T.not(otherMayWrite(vocab, g, EPRE, TID, undefined));
-        frames.push({ map, params: [], keep: noOther });
-        let changed = T.ne(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE));
-        if (elems) {
-            const [a, i] = keyParams(vocab, elems, 'k!');
-            const arr = vocab.read(map, [], EPRE);
-            frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), arr), noOther) });
-            const ix = T.v('i!w', 'Int');
-            changed = T.or(changed, T.exists([{ name: 'i!w', sort: 'Int' }], T.ne(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
-        }
-        relation = T.implies(changed, T.not(noOther));
-    } else {
-        const cls = f.owner!;
-        const [k] = keyParams(vocab, map, 'k!');
-        const key = T.v(k.name, 'Ref');
-        frames.push({ map, params: [k], keep: T.and(publishedOf(vocab, classType(cls), key, EPRE), T.not(otherMayWrite(vocab, g, EPRE, TID, key))) });
-        let changed = T.ne(vocab.read(map, [o], EPOST), vocab.read(map, [o], EPRE));
-        if (elems) {
-            const [a, i] = keyParams(vocab, elems, 'k!');
-            const ov = T.v('o!we', 'Ref');
-            // kept when some published object referencing the array forbids the others to write
-            frames.push({
-                map: elems, params: [a, i],
-                keep: T.exists([objVar('o!we', cls)], T.and(publishedOf(vocab, classType(cls), ov, EPRE), T.eq(vocab.read(map, [ov], EPRE), T.v(a.name, 'Ref')), T.not(otherMayWrite(vocab, g, EPRE, TID, ov)))),
-            });
-            const arr = vocab.read(map, [o], EPRE);
-            const ix = T.v('i!w', 'Int');
-            changed = T.or(changed, T.exists([{ name: 'i!w', sort: 'Int' }], T.ne(vocab.read(elems, [arr, ix], EPOST), vocab.read(elems, [arr, ix], EPRE))));
-        }
-        relation = T.forall([objVar('o!w', cls)], T.implies(T.and(publishedOf(vocab, classType(cls), o, EPRE), changed), otherMayWrite(vocab, g, EPRE, TID, o)));
-    }
     return {
         kind: 'writable', field: f, clause: g.clauses[0], maps, frames, relation,
         origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
