@@ -299,6 +299,8 @@ function timed(session: SolverSession, unit: UnitResult): SolverSession {
 
 /** Units with the same E, I and thread ids share the E* decision (the unit that computes it counts its queries). */
 function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, options: VerifyOptions, timeLimitMs: number, unit: UnitResult, log?: (t: string) => void): Promise<Closure> {
+    // When no clause names a thread, E* is the same for every thread: one closure for all of them.
+    if (!namesThreads(ctx, env, inv)) tidConstraint = T.cmp('>', TID, T.int(0));
     const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).sort().join('|')}|${inv.map(c => c.text).sort().join('|')}`;
     let pending = ctx.closures.get(key);
     if (!pending) {
@@ -316,6 +318,22 @@ function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidCo
         ctx.closures.set(key, pending);
     }
     return pending;
+}
+
+/** Whether E or I depends on which thread is checked: a clause or guard names a thread, or a guard is inferred from the threads that write. */
+function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invariant[]): boolean {
+    const names = (e: import('./model/program.js').Expr) => {
+        let found = false;
+        visit(e, x => { if (x.kind === 'threadId') found = true; });
+        return found;
+    };
+    for (const c of env) {
+        if (c.clause && names(c.clause.expr)) return true;
+        const g = c.field ? ctx.spec.guards.get(c.field.id) : undefined;
+        if (g?.inferred && g.inferred.writers.length > 0) return true;
+        if (g && g.clauses.some(w => names(w.expr))) return true;
+    }
+    return inv.some(i => names(i.clause.expr));
 }
 
 function unknownDiagnostic(u: Unit, why: string): VDiagnostic {

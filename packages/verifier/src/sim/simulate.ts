@@ -165,7 +165,10 @@ export class Simulator {
             const sort = this.locals.get(v)?.sort;
             if (!name || !sort || shown.has(name)) continue;
             shown.add(name);
-            show.push([name, T.v(v, sort)]);
+            // a value already shown under another name is shown under the variable's
+            const same = show.findIndex(([, t]) => t.t === 'var' && t.name === v);
+            if (same >= 0) show[same] = [name, show[same][1]];
+            else show.push([name, T.v(v, sort)]);
             const p = this.provenance.get(v);
             if (p && !changes.some(c => c.name === p.name)) changes.push(p);
         }
