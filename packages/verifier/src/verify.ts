@@ -1,16 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { MethodModel, ProgramModel, Range, ThreadModel } from './model/program.js';
-import { sortOfType, Vocabulary } from './heap/vocabulary.js';
+import type { ProgramModel, Range } from './model/program.js';
+import type { Vocabulary } from './heap/vocabulary.js';
 import * as T from './smt/term.js';
 import type { Term } from './smt/term.js';
-import { callersOf, fieldWriters, methodReach, threadReach, type Reach } from './analysis/reach.js';
-import {
-    allEnvironmentClauses, allInvariants, environmentOf, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
-} from './spec/environment.js';
-import { Lowerer, LoweringError } from './lower/lower.js';
-import { visit } from './spec/translate.js';
-import { Simulator, type SimSpec } from './sim/simulate.js';
+import { TID, type Conjunct, type Invariant, type SpecContext } from './spec/environment.js';
+import { LoweringError } from './lower/lower.js';
+import { lowerUnit, namesThreads, programContext, simulationProgram, unitSpec, unitsOf, type ProgramContext, type Unit } from './program-context.js';
+import type { SimSpec } from './sim/simulate.js';
 import { vcgen } from './vc/vcgen.js';
 import { runVC, type Failure } from './solve/run.js';
 import { closure, syntacticallyTransitive, type Closure } from './solve/closure.js';
@@ -66,25 +63,6 @@ export interface VerifyResult {
     diagnostics: VDiagnostic[];
 }
 
-interface Unit {
-    name: string;
-    kind: UnitResult['kind'];
-    range: Range;
-    thread?: ThreadModel;
-    method?: MethodModel;
-}
-
-/** Everything the checks of one program share. */
-interface ProgramContext {
-    program: ProgramModel;
-    vocab: Vocabulary;
-    spec: SpecContext;
-    callers: Map<string, ThreadModel[]>;
-    invariants: Invariant[];
-    guarantee: Conjunct[];
-    closures: Map<string, Promise<Closure>>;
-}
-
 /** Verify one program (checking.md, Theorem 1): every unit, in order. */
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
     const ctx = programContext(program);
@@ -103,21 +81,6 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
     return { units: results, diagnostics: dedupe(diagnostics) };
 }
 
-function programContext(program: ProgramModel): ProgramContext {
-    const vocab = new Vocabulary(program);
-    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
-    return { program, vocab, spec, callers: callersOf(program), invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map() };
-}
-
-/** The checks of a program (Theorem 1): initialization, each procedure with an abstraction, each thread. */
-function unitsOf(ctx: ProgramContext): Unit[] {
-    const units: Unit[] = [];
-    if (ctx.invariants.length > 0) units.push({ name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
-    for (const m of ctx.vocab.allMethods()) if (m.abstraction) units.push({ name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
-    for (const t of ctx.program.threads) units.push({ name: t.name, kind: 'thread', range: t.nameRange, thread: t });
-    return units;
-}
-
 /** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
 async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
     const out = new Array<B>(items.length);
@@ -130,77 +93,6 @@ async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
     return out;
-}
-
-function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined): Term {
-    const k = vocab.singleThreads;
-    if (!threads || threads.length === 0) return T.cmp('>', TID, T.int(0));
-    return T.or(...threads.map(t => t.id !== undefined ? T.eq(TID, T.int(t.id)) : T.cmp('>', TID, T.int(k))));
-}
-
-/**
- * What E(p) is made of (language.md §6): the classes p involves (and the top
- * level), and the fields whose protection it includes. Besides what p
- * accesses, the fields and classes that its clauses, its invariants and the
- * guards of those fields mention: their protection is what makes the
- * assumptions about the accessed fields hold over time. (Any such addition is
- * sound: every thread's steps are checked against every clause and guard.)
- */
-function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], topLevel: boolean): { fields: Set<string>; classes: Set<string>; topLevel: boolean } {
-    const { vocab, spec } = ctx;
-    const fields = new Set(reach.fields);
-    const classes = new Set(reach.classes);
-    let top = topLevel;
-    for (const i of inv) for (const f of fieldsOfExpr(i.clause.expr)) fields.add(f);
-    for (let changed = true; changed;) {
-        changed = false;
-        const add = (f: string) => { if (!fields.has(f)) { fields.add(f); changed = true; } };
-        for (const fid of [...fields]) {
-            const owner = vocab.fields.get(fid)?.owner;
-            if (owner === undefined) { if (!top) { top = true; changed = true; } }
-            else if (!classes.has(owner)) { classes.add(owner); changed = true; }
-            for (const w of spec.guards.get(fid)?.clauses ?? []) for (const f of fieldsOfExpr(w.expr)) add(f);
-        }
-        const clauses = [
-            ...(top ? vocab.program.environments : []),
-            ...vocab.program.classes.filter(c => classes.has(c.name)).flatMap(c => c.environments),
-        ];
-        for (const c of clauses) for (const f of fieldsOfExpr(c.expr)) add(f);
-    }
-    return { fields, classes, topLevel: top };
-}
-
-function fieldsOfExpr(e: import('./model/program.js').Expr): string[] {
-    const out: string[] = [];
-    visit(e, x => { if (x.kind === 'global' || x.kind === 'field') out.push(x.field); });
-    return out;
-}
-
-/**
- * I(p) (language.md §6): the invariants of the classes p involves, and the
- * top-level ones for a thread or top-level procedure. A thread also takes
- * every invariant about a field it accesses: the threads' checks are where
- * each write is finally checked against every invariant it could break.
- */
-function invariantsFor(ctx: ProgramContext, reach: Reach, fields: Set<string>, thread: boolean, topLevel: boolean): Invariant[] {
-    const maps = new Set([...fields].map(f => ctx.vocab.varOfField(f)));
-    return ctx.invariants.filter(i => {
-        if (i.className === undefined ? topLevel : reach.classes.has(i.className)) return true;
-        return thread && [...mapsOfExpr(i.clause.expr, ctx.vocab)].some(m => maps.has(m));
-    });
-}
-
-/** E(p), I(p) and the thread ids of a thread or procedure check. */
-function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: Invariant[]; tidConstraint: Term } {
-    const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
-    const topLevel = u.thread !== undefined || reach.topLevel;
-    const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
-    const inv_ = involved(ctx, reach, inv, topLevel);
-    const env = environmentOf(ctx.spec, inv_.classes, inv_.topLevel, inv_.fields);
-    const tidConstraint = u.thread
-        ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(ctx.vocab.singleThreads)))
-        : tidConstraintOf(ctx.vocab, ctx.callers.get(u.method!.id));
-    return { env, inv, tidConstraint };
 }
 
 /** The specifications of every thread and procedure check of a program (no solver involved): for hover and tests. */
@@ -221,11 +113,9 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
     let session: SolverSession | undefined;
     try {
         let seq: SeqProgram;
+        const lowered = lowerUnit(ctx, u);
         if (u.kind === 'init') {
-            const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-            const cmds = init.lowerInit();
-            const sim = new Simulator({ vocab, guards: spec.guards, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, init.declaredLocals);
-            seq = sim.initCheck(cmds, ctx.invariants);
+            seq = simulationProgram(lowered, { vocab, guards: spec.guards, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
             base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
         } else {
             const { env, inv, tidConstraint } = unitSpec(ctx, u);
@@ -236,7 +126,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
                 : star.exact ? 'E is reflexive and transitive: E* = E'
                     : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
             const simSpec: SimSpec = { vocab, guards: spec.guards, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
-            seq = u.thread ? threadProgram(u.thread, vocab, simSpec) : methodProgram(u.method!, vocab, simSpec);
+            seq = simulationProgram(lowered, simSpec, inv);
         }
         log?.(printProgram(seq).replace(/^/gm, '; '));
         const t0 = Date.now();
@@ -320,44 +210,9 @@ function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidCo
     return pending;
 }
 
-/** Whether E or I depends on which thread is checked: a clause or guard names a thread, or a guard is inferred from the threads that write. */
-function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invariant[]): boolean {
-    const names = (e: import('./model/program.js').Expr) => {
-        let found = false;
-        visit(e, x => { if (x.kind === 'threadId') found = true; });
-        return found;
-    };
-    for (const c of env) {
-        if (c.clause && names(c.clause.expr)) return true;
-        const g = c.field ? ctx.spec.guards.get(c.field.id) : undefined;
-        if (g?.inferred && g.inferred.writers.length > 0) return true;
-        if (g && g.clauses.some(w => names(w.expr))) return true;
-    }
-    return inv.some(i => names(i.clause.expr));
-}
-
 function unknownDiagnostic(u: Unit, why: string): VDiagnostic {
     const what = u.kind === 'thread' ? `thread ${u.name}` : u.kind === 'init' ? 'the initialization check' : `the abstraction check of ${u.name}`;
     return { range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${what} is not verified: ${why}` };
-}
-
-function threadProgram(t: ThreadModel, vocab: Vocabulary, spec: SimSpec): SeqProgram {
-    const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-    const initCmds = init.lowerInit();
-    const lower = new Lowerer(vocab, { kind: 'thread', tid: spec.tid });
-    const body = lower.lowerThread(t.body);
-    const locals = new Map([...init.declaredLocals, ...lower.declaredLocals]);
-    return new Simulator(spec, locals).thread(initCmds, body);
-}
-
-function methodProgram(m: MethodModel, vocab: Vocabulary, spec: SimSpec): SeqProgram {
-    const lower = new Lowerer(vocab, { kind: 'method', tid: spec.tid });
-    const params = m.params.map(p => lower.fresh(p.id, sortOfType(p.type), p.type));
-    const thisName = m.isStatic || !m.owner ? undefined : lower.fresh('this', 'Ref', { kind: 'class', name: m.owner });
-    const thisTerm = thisName ? T.v(thisName, 'Ref') : undefined;
-    const resultVar = m.returnType.kind === 'void' ? undefined : lower.fresh('result', sortOfType(m.returnType), m.returnType);
-    const { cmds, exitLabel } = lower.lowerMethodBody(m, thisTerm, params, resultVar);
-    return new Simulator(spec, lower.declaredLocals).abstraction({ method: m, thisTerm, params, resultVar, exitLabel }, cmds);
 }
 
 /** Failures → diagnostics, with the counterexample values and the call chain. */

@@ -1,0 +1,183 @@
+import type { MethodModel, ProgramModel, Range, ThreadModel } from './model/program.js';
+import { sortOfType, Vocabulary } from './heap/vocabulary.js';
+import * as T from './smt/term.js';
+import type { Term } from './smt/term.js';
+import { callersOf, fieldWriters, methodReach, threadReach, type Reach } from './analysis/reach.js';
+import {
+    allEnvironmentClauses, allInvariants, environmentOf, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
+} from './spec/environment.js';
+import { Lowerer } from './lower/lower.js';
+import { visit } from './spec/translate.js';
+import { Simulator, type AbstractionTarget, type SimSpec } from './sim/simulate.js';
+import type { SeqProgram } from './sim/seq.js';
+import type { Cmd, LocalDecl } from './il/il.js';
+import type { Closure } from './solve/closure.js';
+
+// A program's checks (checking.md, Theorem 1) and what each needs before the
+// solver: E(p), I(p), the thread ids, the lowered body.
+
+export interface Unit {
+    /** Stable key of the check: `init`, `abstraction:C.m`, `thread:T`. */
+    key: string;
+    name: string;
+    kind: 'thread' | 'abstraction' | 'init';
+    range: Range;
+    thread?: ThreadModel;
+    method?: MethodModel;
+}
+
+/** Everything the checks of one program share. */
+export interface ProgramContext {
+    program: ProgramModel;
+    vocab: Vocabulary;
+    spec: SpecContext;
+    callers: Map<string, ThreadModel[]>;
+    invariants: Invariant[];
+    guarantee: Conjunct[];
+    closures: Map<string, Promise<Closure>>;
+}
+
+export function programContext(program: ProgramModel): ProgramContext {
+    const vocab = new Vocabulary(program);
+    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
+    return { program, vocab, spec, callers: callersOf(program), invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map() };
+}
+
+/** The checks of a program (Theorem 1): initialization, each procedure with an abstraction, each thread. */
+export function unitsOf(ctx: ProgramContext): Unit[] {
+    const units: Unit[] = [];
+    if (ctx.invariants.length > 0) units.push({ key: 'init', name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
+    for (const m of ctx.vocab.allMethods()) if (m.abstraction) units.push({ key: `abstraction:${m.id}`, name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
+    for (const t of ctx.program.threads) units.push({ key: `thread:${t.name}`, name: t.name, kind: 'thread', range: t.nameRange, thread: t });
+    return units;
+}
+
+function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined): Term {
+    const k = vocab.singleThreads;
+    if (!threads || threads.length === 0) return T.cmp('>', TID, T.int(0));
+    return T.or(...threads.map(t => t.id !== undefined ? T.eq(TID, T.int(t.id)) : T.cmp('>', TID, T.int(k))));
+}
+
+/**
+ * What E(p) is made of (language.md §6): the classes p involves (and the top
+ * level), and the fields whose protection it includes. Besides what p
+ * accesses, the fields and classes that its clauses, its invariants and the
+ * guards of those fields mention: their protection is what makes the
+ * assumptions about the accessed fields hold over time. (Any such addition is
+ * sound: every thread's steps are checked against every clause and guard.)
+ */
+export function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], topLevel: boolean): { fields: Set<string>; classes: Set<string>; topLevel: boolean } {
+    const { vocab, spec } = ctx;
+    const fields = new Set(reach.fields);
+    const classes = new Set(reach.classes);
+    let top = topLevel;
+    for (const i of inv) for (const f of fieldsOfExpr(i.clause.expr)) fields.add(f);
+    for (let changed = true; changed;) {
+        changed = false;
+        const add = (f: string) => { if (!fields.has(f)) { fields.add(f); changed = true; } };
+        for (const fid of [...fields]) {
+            const owner = vocab.fields.get(fid)?.owner;
+            if (owner === undefined) { if (!top) { top = true; changed = true; } }
+            else if (!classes.has(owner)) { classes.add(owner); changed = true; }
+            for (const w of spec.guards.get(fid)?.clauses ?? []) for (const f of fieldsOfExpr(w.expr)) add(f);
+        }
+        const clauses = [
+            ...(top ? vocab.program.environments : []),
+            ...vocab.program.classes.filter(c => classes.has(c.name)).flatMap(c => c.environments),
+        ];
+        for (const c of clauses) for (const f of fieldsOfExpr(c.expr)) add(f);
+    }
+    return { fields, classes, topLevel: top };
+}
+
+function fieldsOfExpr(e: import('./model/program.js').Expr): string[] {
+    const out: string[] = [];
+    visit(e, x => { if (x.kind === 'global' || x.kind === 'field') out.push(x.field); });
+    return out;
+}
+
+/**
+ * I(p) (language.md §6): the invariants of the classes p involves, and the
+ * top-level ones for a thread or top-level procedure. A thread also takes
+ * every invariant about a field it accesses: the threads' checks are where
+ * each write is finally checked against every invariant it could break.
+ */
+export function invariantsFor(ctx: ProgramContext, reach: Reach, fields: Set<string>, thread: boolean, topLevel: boolean): Invariant[] {
+    const maps = new Set([...fields].map(f => ctx.vocab.varOfField(f)));
+    return ctx.invariants.filter(i => {
+        if (i.className === undefined ? topLevel : reach.classes.has(i.className)) return true;
+        return thread && [...mapsOfExpr(i.clause.expr, ctx.vocab)].some(m => maps.has(m));
+    });
+}
+
+/** E(p), I(p) and the thread ids of a thread or procedure check. */
+export function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: Invariant[]; tidConstraint: Term } {
+    const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
+    const topLevel = u.thread !== undefined || reach.topLevel;
+    const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
+    const inv_ = involved(ctx, reach, inv, topLevel);
+    const env = environmentOf(ctx.spec, inv_.classes, inv_.topLevel, inv_.fields);
+    const tidConstraint = u.thread
+        ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(ctx.vocab.singleThreads)))
+        : tidConstraintOf(ctx.vocab, ctx.callers.get(u.method!.id));
+    return { env, inv, tidConstraint };
+}
+
+/** Whether E or I depends on which thread is checked: a clause or guard names a thread, or a guard is inferred from the threads that write. */
+export function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invariant[]): boolean {
+    const names = (e: import('./model/program.js').Expr) => {
+        let found = false;
+        visit(e, x => { if (x.kind === 'threadId') found = true; });
+        return found;
+    };
+    for (const c of env) {
+        if (c.clause && names(c.clause.expr)) return true;
+        const g = c.field ? ctx.spec.guards.get(c.field.id) : undefined;
+        if (g?.inferred && g.inferred.writers.length > 0) return true;
+        if (g && g.clauses.some(w => names(w.expr))) return true;
+    }
+    return inv.some(i => names(i.clause.expr));
+}
+
+/** A check's body in the intermediate language (and the field initializers, for a thread). */
+export interface LoweredUnit {
+    unit: Unit;
+    init?: Cmd[];
+    body: Cmd[];
+    locals: Map<string, LocalDecl>;
+    /** For a procedure checked against its abstraction. */
+    target?: AbstractionTarget;
+}
+
+/** Lowering of one check (pipeline stage 1), independent of E* and of the solver. */
+export function lowerUnit(ctx: ProgramContext, u: Unit): LoweredUnit {
+    const vocab = ctx.vocab;
+    if (u.kind === 'init') {
+        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
+        const body = init.lowerInit();
+        return { unit: u, body, locals: init.declaredLocals };
+    }
+    if (u.thread) {
+        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
+        const initCmds = init.lowerInit();
+        const lower = new Lowerer(vocab, { kind: 'thread', tid: TID });
+        const body = lower.lowerThread(u.thread.body);
+        return { unit: u, init: initCmds, body, locals: new Map([...init.declaredLocals, ...lower.declaredLocals]) };
+    }
+    const m = u.method!;
+    const lower = new Lowerer(vocab, { kind: 'method', tid: TID });
+    const params = m.params.map(p => lower.fresh(p.id, sortOfType(p.type), p.type));
+    const thisName = m.isStatic || !m.owner ? undefined : lower.fresh('this', 'Ref', { kind: 'class', name: m.owner });
+    const thisTerm = thisName ? T.v(thisName, 'Ref') : undefined;
+    const resultVar = m.returnType.kind === 'void' ? undefined : lower.fresh('result', sortOfType(m.returnType), m.returnType);
+    const { cmds, exitLabel } = lower.lowerMethodBody(m, thisTerm, params, resultVar);
+    return { unit: u, body: cmds, locals: lower.declaredLocals, target: { method: m, thisTerm, params, resultVar, exitLabel } };
+}
+
+/** The simulation-checking program of a lowered check (pipeline stage 4). */
+export function simulationProgram(l: LoweredUnit, spec: SimSpec, invariants: Invariant[]): SeqProgram {
+    const sim = new Simulator(spec, l.locals);
+    if (l.unit.kind === 'init') return sim.initCheck(l.body, invariants);
+    if (l.target) return sim.abstraction(l.target, l.body);
+    return sim.thread(l.init ?? [], l.body);
+}
