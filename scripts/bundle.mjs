@@ -38,7 +38,9 @@ const builds = [
 //   but `require('./z3-built')` stays external, and z3-built.js/.wasm are copied next
 //   to the bundle (CALVIN_Z3_BESIDE makes the worker pass locateFile/mainScriptUrlOrBlob).
 const z3Worker = path.join(root, 'packages/verifier/src/solver/z3-worker.ts');
+const checkWorker = path.join(root, 'packages/verifier/src/worker/check-worker.ts');
 const workerCommon = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', entryPoints: [z3Worker] };
+const checkCommon = { ...workerCommon, entryPoints: [checkWorker], mainFields: ['module', 'main'], banner: { js: polyfill } };
 const z3BuiltBeside = {
     name: 'z3-built-beside',
     setup(build) {
@@ -49,6 +51,9 @@ const z3BuiltBeside = {
 builds.push(
     { ...workerCommon, outfile: path.join(root, 'packages/cli/out/z3-worker.cjs'), external: ['z3-solver'], define: { CALVIN_Z3_BESIDE: 'false' } },
     { ...workerCommon, outfile: path.join(root, 'client/out/z3-worker.cjs'), plugins: [z3BuiltBeside], define: { CALVIN_Z3_BESIDE: 'true' } },
+    // the check workers of the language server: the verifier and its own Z3
+    { ...checkCommon, outfile: path.join(root, 'packages/cli/out/check-worker.cjs'), external: ['z3-solver'], define: { CALVIN_Z3_BESIDE: 'false' } },
+    { ...checkCommon, outfile: path.join(root, 'client/out/check-worker.cjs'), plugins: [z3BuiltBeside], define: { CALVIN_Z3_BESIDE: 'true' } },
 );
 if (fs.existsSync(z3Worker)) {
     const z3Build = path.dirname(createRequire(path.join(root, 'packages/verifier/package.json')).resolve('z3-solver/build/z3-built.js'));

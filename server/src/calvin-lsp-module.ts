@@ -6,6 +6,7 @@ import { CalvinDocumentSymbolProvider } from './calvin-document-symbols.js';
 import { CalvinHoverProvider } from './calvin-hover.js';
 import { CalvinSemanticTokenProvider } from './calvin-semantic-tokens.js';
 import { CalvinDocumentBuilder, CalvinDocumentUpdateHandler } from './calvin-document-updates.js';
+import { CalvinCodeLensProvider, CalvinCommandHandler } from './verification/lsp-features.js';
 import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
 
 export type CalvinLspServices = LangiumServices & CalvinAddedServices;
@@ -20,6 +21,7 @@ export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> 
         RenameProvider: (services) => new CalvinRenameProvider(services),
         DefinitionProvider: (services) => new CalvinDefinitionProvider(services),
         ReferencesProvider: (services) => new CalvinReferencesProvider(services),
+        CodeLensProvider: (services) => new CalvinCodeLensProvider(services),
     },
 };
 
@@ -27,6 +29,7 @@ export const CalvinLspSharedModule: Module<LangiumSharedServices, PartialLangium
     lsp: {
         DocumentUpdateHandler: (services) => new CalvinDocumentUpdateHandler(services),
         NodeKindProvider: () => new CalvinNodeKindProvider(),
+        ExecuteCommandHandler: (services) => new CalvinCommandHandler(services),
     },
     workspace: {
         DocumentBuilder: (services) => new CalvinDocumentBuilder(services),

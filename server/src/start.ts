@@ -3,7 +3,8 @@ import { createDefaultModule, createDefaultSharedModule, startLanguageServer } f
 import { NodeFileSystem } from 'langium/node';
 import { createConnection, ProposedFeatures, type Connection } from 'vscode-languageserver/node';
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule, CalvinModule, CalvinSharedModule, registerValidationChecks } from '@calvin/language';
-import { VerificationService } from './calvin-verification.js';
+import { VerificationService } from './verification/service.js';
+import { verificationServices } from './verification/lsp-features.js';
 import { CalvinLspModule, CalvinLspSharedModule, type CalvinLspServices } from './calvin-lsp-module.js';
 
 /** Create the full (LSP) services for a connection. */
@@ -32,6 +33,6 @@ export function startServer(): void {
     process.on('uncaughtException', err => connection.console.error(`Calvin: internal error: ${err?.stack ?? err}`));
     process.on('unhandledRejection', err => connection.console.error(`Calvin: internal error: ${(err as Error)?.stack ?? err}`));
     const { shared, Calvin } = createCalvinLspServices(connection);
-    new VerificationService(shared, Calvin, connection);
+    verificationServices.set(shared, new VerificationService(shared, Calvin, connection));
     startLanguageServer(shared);
 }

@@ -30,6 +30,8 @@ export interface VDiagnostic {
 
 /** One unit of work: a thread's check, a procedure's abstraction check, or the initialization check. */
 export interface UnitResult {
+    /** Stable key of the check (CheckPlan.key). */
+    key: string;
     name: string;
     kind: 'thread' | 'abstraction' | 'init';
     range: Range;
@@ -43,6 +45,10 @@ export interface UnitResult {
     environment: Array<{ text: string; origin: string }>;
     invariant: Array<{ text: string; origin: string }>;
     inferredLoopInvariants: string[];
+    /** The inferred loop invariants by loop (the loop statement's range). */
+    loopInvariants: Array<{ range: Range; texts: string[] }>;
+    /** The thread's shared accesses and whether each is stable there (race-free), per this check. */
+    accesses: Array<{ range: Range; text: string; write: boolean; sync: boolean; stable: boolean }>;
     envStar: string;
     /** A failed unit whose remaining checks the solver could not decide (why). */
     undecided?: string;
@@ -56,6 +62,8 @@ export interface VerifyOptions {
     dumpSmtDir?: string;
     /** Checks run in parallel (give the backend as many workers). Default 1. */
     concurrency?: number;
+    /** Time a whole check may take (ms); default four query limits. */
+    checkBudgetMs?: number;
 }
 
 export interface VerifyResult {
@@ -67,15 +75,7 @@ export interface VerifyResult {
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
     const ctx = programContext(program);
     const units = unitsOf(ctx);
-    const diagnostics: VDiagnostic[] = [];
-    for (const m of ctx.vocab.allMethods()) {
-        if (!m.abstraction && !ctx.callers.has(m.id)) {
-            diagnostics.push({
-                range: m.nameRange, severity: 'info', code: 'unchecked', related: [],
-                message: `'${m.name}' is not checked: no thread reaches it and it has no abstraction (call it from a thread, e.g. 'thread Client[*] { ... }', or give it an abstraction)`,
-            });
-        }
-    }
+    const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
     const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
     for (const r of results) diagnostics.push(...r.diagnostics);
     return { units: results, diagnostics: dedupe(diagnostics) };
@@ -101,12 +101,32 @@ export function specifications(program: ProgramModel): Array<{ name: string; kin
     return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards }));
 }
 
+/** Verify one check of a program (by its key, `CheckPlan.key`): what a check worker runs. */
+export async function verifyCheck(ctx: ProgramContext, key: string, options: VerifyOptions): Promise<UnitResult | undefined> {
+    const u = unitsOf(ctx).find(x => x.key === key);
+    return u ? verifyUnit(u, ctx, options) : undefined;
+}
+
+/** The infos about procedures no check covers (`unchecked`). */
+export function uncheckedDiagnostics(ctx: ProgramContext): VDiagnostic[] {
+    const out: VDiagnostic[] = [];
+    for (const m of ctx.vocab.allMethods()) {
+        if (!m.abstraction && !ctx.callers.has(m.id)) {
+            out.push({
+                range: m.nameRange, severity: 'info', code: 'unchecked', related: [],
+                message: `'${m.name}' is not checked: no thread reaches it and it has no abstraction (call it from a thread, e.g. 'thread Client[*] { ... }', or give it an abstraction)`,
+            });
+        }
+    }
+    return out;
+}
+
 async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions): Promise<UnitResult> {
     const start = Date.now();
     const { vocab, spec } = ctx;
     const base: UnitResult = {
-        name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, solverMs: 0, queries: 0, diagnostics: [],
-        environment: [], invariant: [], inferredLoopInvariants: [], envStar: '',
+        key: u.key, name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, solverMs: 0, queries: 0, diagnostics: [],
+        environment: [], invariant: [], inferredLoopInvariants: [], loopInvariants: [], accesses: [], envStar: '',
     };
     const timeLimitMs = options.timeLimitMs ?? 10_000;
     const log = options.dumpSmtDir ? smtLogger(options.dumpSmtDir, u.name) : undefined;
@@ -134,10 +154,12 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         if (process.env.CALVIN_DEBUG) console.error(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
         // the solver is taken only now: while another check uses it, this one prepares its VC
         session = timed(await options.solver.openSession({ timeLimitMs }), base);
-        const result = await runVC(vc, session, log, start + 4 * timeLimitMs);
+        const result = await runVC(vc, session, log, start + (options.checkBudgetMs ?? 4 * timeLimitMs));
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures);
+        base.loopInvariants = loopInvariantsOf(vc.checks, result.live);
+        base.accesses = accessesOf(lowered, base.diagnostics);
         if (result.status === 'unknown' && result.failures.length > 0) {
             // The procedure already fails; the checks after its failures are undecided. It is shown
             // as failed (never verified) and re-checked once the reported failures are fixed.
@@ -213,6 +235,38 @@ function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidCo
 function unknownDiagnostic(u: Unit, why: string): VDiagnostic {
     const what = u.kind === 'thread' ? `thread ${u.name}` : u.kind === 'init' ? 'the initialization check' : `the abstraction check of ${u.name}`;
     return { range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${what} is not verified: ${why}` };
+}
+
+/** The candidates Houdini kept, grouped by loop. */
+function loopInvariantsOf(checks: import('./sim/seq.js').Check[], live: number[]): UnitResult['loopInvariants'] {
+    const out: UnitResult['loopInvariants'] = [];
+    for (const id of live) {
+        const c = checks[id];
+        if (!c || c.kind !== 'candidate') continue;
+        const text = c.info.message.replace(/^candidate loop invariant /, '');
+        const loop = out.find(l => sameRange(l.range, c.info.range));
+        if (loop) loop.texts.push(text);
+        else out.push({ range: c.info.range, texts: [text] });
+    }
+    return out;
+}
+
+/** The shared accesses of a lowered check, each stable unless a race was reported at it. */
+function accessesOf(lowered: import('./program-context.js').LoweredUnit, diagnostics: VDiagnostic[]): UnitResult['accesses'] {
+    const out: UnitResult['accesses'] = [];
+    const racy = diagnostics.filter(d => d.code === 'race');
+    const walk = (cmds: import('./il/il.js').Cmd[]) => {
+        for (const c of cmds) {
+            if (c.k === 'op') {
+                for (const a of c.op.accesses) {
+                    if (a.loc.kind === 'all' || a.loc.kind === 'holder' || out.some(x => sameRange(x.range, a.range) && x.write === a.write)) continue;
+                    out.push({ range: a.range, text: a.text, write: a.write, sync: a.sync, stable: !racy.some(d => sameRange(d.range, a.range)) });
+                }
+            } else if (c.k === 'if') { walk(c.then); walk(c.else); } else if (c.k === 'loop' || c.k === 'scope') walk(c.body);
+        }
+    };
+    walk(lowered.body);
+    return out;
 }
 
 /** Failures → diagnostics, with the counterexample values and the call chain. */

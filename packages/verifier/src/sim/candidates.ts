@@ -1,5 +1,6 @@
 import { ALLOC, HOLDER, OWNER, allocated, holderOf, lengthOf, ownerOf, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
+import { calvinText } from '../smt/calvin-text.js';
 import type { Term } from '../smt/term.js';
 import type { Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { guardTerm, type Guard } from '../spec/environment.js';
@@ -125,7 +126,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const add = (cond: Term, text?: string) => {
         if (cond.t === 'bool' || !changes(cond)) return;
         const k = T.key(cond);
-        if (!out.has(k)) out.set(k, { cond, text: text ?? T.toSmt(cond) });
+        if (!out.has(k)) out.set(k, { cond, text: text ?? calvinText(cond) });
     };
     if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) add(T.eq(T.v(input.pc.name, 'Int'), T.int(k)), `pc == ${k}`);
     for (const c of comparisons.values()) add(c);

@@ -18,6 +18,8 @@ export interface RunResult {
     failures: Failure[];
     /** Loop invariants Houdini kept (loop label → texts). */
     inferred: Map<string, string[]>;
+    /** The candidate checks Houdini kept. */
+    live: number[];
     queries: number;
     /** Why the solver could not decide (unknown). */
     reason?: string;
@@ -63,7 +65,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
         return lastLine(await send(`(check-sat-assuming (${literals(phase)}))\n`));
     };
     const unknown = async (answer: string): Promise<RunResult> => ({
-        status: 'unknown', failures, inferred: inferred(vc, live), queries, reason: await reason(send, answer),
+        status: 'unknown', failures, inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer),
     });
 
     // Houdini
@@ -95,7 +97,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
             failures.push({ check, ...(await explain(vc, id, send)) });
         }
     }
-    return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), queries };
+    return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), live: [...live], queries };
 }
 
 function lastLine(out: string): string {

@@ -23,7 +23,6 @@ export interface TrContext {
     old?: TrContext;
 }
 
-let quantCounter = 0;
 
 export class UnsupportedInAnnotation extends Error { }
 
@@ -63,7 +62,7 @@ export function translate(e: Expr, ctx: TrContext): Term {
             if (!ctx.result) throw new UnsupportedInAnnotation(`'\\result' has no value here`);
             return ctx.result;
         case 'quant': {
-            const name = `q!${e.variable.name}!${quantCounter++}`;
+            const name = `q!${e.variable.name}`;
             const sort = sortOfType(e.variable.type);
             const bound = T.v(name, sort);
             const inner: TrContext = { ...ctx, local: id => (id === e.variable.id ? bound : ctx.local(id)) };

@@ -1,0 +1,100 @@
+// Z3 (z3-solver's WebAssembly build) driven through its low-level API, for the
+// workers that host it (z3-worker.ts, the solver host's engine, and the check
+// workers of incremental verification). Never on a server's main thread: a
+// crash of the wasm instance ends the thread that runs it.
+//
+// - One context at a time; a text that starts with `(reset)` gets a new one
+//   (Z3 keeps global parameters across `(reset)`, which changed later answers).
+// - The SMT-LIB text is copied into `_malloc`'d memory: the generated wrapper
+//   passes strings on the wasm stack, where Z3's thread may read them after the
+//   call returned (measured: corrupted parses under load).
+// - One async call at a time (callers queue).
+import * as path from 'node:path';
+import { init } from 'z3-solver';
+
+declare const CALVIN_Z3_BESIDE: boolean | undefined;
+
+/** A query shaped like the verifier's (uninterpreted sort and functions, integers, ite, check-sat-assuming, get-value). */
+export const WARM_UP = `(reset)(set-option :produce-models true)(set-option :timeout 10000)(declare-sort Ref 0)(declare-fun f (Ref) Int)(declare-fun g (Ref) Int)
+(declare-const a Ref)(declare-const b Ref)(declare-const x Int)(declare-const p Bool)(declare-const q Bool)
+(assert (= (g a) (ite (= a b) x (f a))))(assert (=> p (and (> (g a) 0) (< x (f b)))))(assert (=> q (not (= (g a) (f a)))))
+(check-sat-assuming (p q))(get-value (x (g a)))(check-sat-assuming (p (not q)))(reset)`;
+
+export interface DirectZ3 {
+    eval(text: string): Promise<string>;
+    /** Ask Z3 to stop the eval in flight (it answers `unknown`); the context stays usable. */
+    interrupt(): void;
+    readonly version: string;
+    readonly initMs: number;
+}
+
+/** WebAssembly.RuntimeError (the project's lib settings have no WebAssembly types). */
+const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: new (message?: string) => Error } }).WebAssembly.RuntimeError;
+
+export function messageOf(e: unknown): string {
+    return e instanceof Error ? e.message : String(e);
+}
+
+/** Failures after which the wasm instance cannot be trusted. */
+export function isWasmCrash(e: unknown): boolean {
+    if (e instanceof WasmRuntimeError) return true;
+    return /Aborted|memory access out of bounds|RuntimeError|unreachable|Memory allocation failed|out of memory|corrupted/i.test(messageOf(e));
+}
+
+export { WasmRuntimeError };
+
+export async function startZ3(): Promise<DirectZ3> {
+    const t0 = performance.now();
+    const beside = typeof CALVIN_Z3_BESIDE !== 'undefined' && CALVIN_Z3_BESIDE;
+    const overrides = beside
+        ? {
+            // z3-built.js and z3-built.wasm ship next to this bundle (the .vsix has no node_modules).
+            locateFile: (file: string) => path.join(__dirname, file),
+            // Z3's pthreads must load z3-built.js, not this bundle.
+            mainScriptUrlOrBlob: path.join(__dirname, 'z3-built.js'),
+        }
+        : {};
+    const { Z3, em } = await init(overrides);
+    const newContext = () => {
+        const cfg = Z3.mk_config();
+        const c = Z3.mk_context_rc(cfg);
+        Z3.del_config(cfg);
+        return c;
+    };
+    let ctx = newContext();
+    let busy = false;
+    const initMs = performance.now() - t0;
+    const v = Z3.get_version();
+    return {
+        version: `${v.major}.${v.minor}.${v.build_number}`,
+        initMs,
+        interrupt: () => { if (busy) Z3.interrupt(ctx); },
+        async eval(text: string): Promise<string> {
+            if (text.startsWith('(reset)')) {
+                Z3.del_context(ctx);
+                ctx = newContext();
+            }
+            const bytes = Buffer.from(text, 'utf8');
+            const ptr: number = em._malloc(bytes.length + 1);
+            if (!ptr) throw new Error('Memory allocation failed (malloc returned 0)');
+            busy = true;
+            try {
+                const heap: Uint8Array = em.HEAPU8;
+                heap.set(bytes, ptr);
+                heap[ptr + bytes.length] = 0;
+                const out: unknown = await em.async_call(() =>
+                    em.ccall('async_Z3_eval_smtlib2_string', 'void', ['number', 'number'], [ctx, ptr]));
+                return typeof out === 'string' ? out : String(out ?? '');
+            } catch (e) {
+                if (isWasmCrash(e)) throw e;
+                // A Z3 exception (the API reported an error): the context stays usable.
+                let code = '';
+                try { code = ` (Z3 error code ${Z3.get_error_code(ctx)})`; } catch { /* ignore */ }
+                throw new Error(`z3 error${code}: ${messageOf(e)}`);
+            } finally {
+                busy = false;
+                em._free(ptr);
+            }
+        },
+    };
+}

@@ -1,0 +1,254 @@
+// The host side of the check workers (check-worker.ts): a fixed number of
+// workers, a priority queue of checks, cancellation, a hard time limit per
+// check, and recovery from crashes. A check that cannot finish ends as an
+// `unknown` result, never as verified.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ProgramModel, Range } from '../model/program.js';
+import type { UnitResult } from '../verify.js';
+import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
+
+export interface CheckJob {
+    /** The program (by version: a worker receives each version once). */
+    version: string;
+    model: ProgramModel;
+    /** CheckPlan.key */
+    key: string;
+    name: string;
+    kind: UnitResult['kind'];
+    range: Range;
+    options: CheckOptions;
+    /** Lower runs first. */
+    priority: number;
+    /** Called when a worker starts it. */
+    onStart?: () => void;
+}
+
+export type JobOutcome = { kind: 'result'; result: UnitResult } | { kind: 'cancelled' };
+
+interface Queued {
+    id: number;
+    job: CheckJob;
+    resolve(o: JobOutcome): void;
+    seq: number;
+}
+
+/** Time a worker gets to answer a cancellation before it is terminated. */
+const CANCEL_GRACE_MS = 1000;
+/** Time past a check's budget before its worker is terminated. */
+const HARD_GRACE_MS = 2000;
+const START_TIMEOUT_MS = 60_000;
+
+class Slot {
+    worker: Worker | undefined;
+    ready: Promise<void> | undefined;
+    programs = new Set<string>();
+    running: (Queued & { timers: NodeJS.Timeout[]; cancelled: boolean; started: number }) | undefined;
+    expectedExit = false;
+    lastError = '';
+    /** Starts that failed in a row (a worker that cannot start is not restarted for ever). */
+    failedStarts = 0;
+}
+
+export class CheckPool {
+    private readonly slots: Slot[];
+    private readonly queue: Queued[] = [];
+    private nextId = 1;
+    private seq = 0;
+    private disposed = false;
+
+    constructor(private readonly script: string, workers: number) {
+        this.slots = Array.from({ length: Math.max(1, workers) }, () => new Slot());
+        for (const s of this.slots) this.start(s);
+    }
+
+    get size(): number {
+        return this.slots.length;
+    }
+
+    /** Queue a check; the promise settles with its result, or `cancelled`. */
+    submit(job: CheckJob): { id: number; done: Promise<JobOutcome> } {
+        const id = this.nextId++;
+        const done = new Promise<JobOutcome>(resolve => {
+            if (this.disposed) { resolve({ kind: 'cancelled' }); return; }
+            this.queue.push({ id, job, resolve, seq: this.seq++ });
+        });
+        this.pump();
+        return { id, done };
+    }
+
+    /** Cancel a queued or running check (its promise settles with `cancelled`). */
+    cancel(id: number): void {
+        const i = this.queue.findIndex(q => q.id === id);
+        if (i >= 0) {
+            const [q] = this.queue.splice(i, 1);
+            q.resolve({ kind: 'cancelled' });
+            return;
+        }
+        const slot = this.slots.find(s => s.running?.id === id);
+        if (!slot?.running || slot.running.cancelled) return;
+        slot.running.cancelled = true;
+        this.post(slot, { type: 'cancel', id });
+        slot.running.timers.push(setTimeout(() => {
+            // it does not answer: stop it the hard way
+            if (slot.running?.id === id) this.restart(slot, { kind: 'cancelled' });
+        }, CANCEL_GRACE_MS));
+    }
+
+    /** Change the priority of a queued check. */
+    reprioritize(id: number, priority: number): void {
+        const q = this.queue.find(x => x.id === id);
+        if (q) q.job.priority = priority;
+    }
+
+    /** Ids of the checks queued or running. */
+    get active(): number[] {
+        return [...this.queue.map(q => q.id), ...this.slots.flatMap(s => (s.running ? [s.running.id] : []))];
+    }
+
+    /** Tests only: make the worker running this check crash or hang. */
+    debug(id: number, what: 'crash' | 'hang'): void {
+        const slot = this.slots.find(s => s.running?.id === id);
+        if (slot) this.post(slot, { type: 'debug', what });
+    }
+
+    async dispose(): Promise<void> {
+        this.disposed = true;
+        for (const q of this.queue.splice(0)) q.resolve({ kind: 'cancelled' });
+        await Promise.all(this.slots.map(async s => {
+            if (s.running) this.settle(s, { kind: 'cancelled' });
+            s.expectedExit = true;
+            await s.worker?.terminate().catch(() => undefined);
+            s.worker = undefined;
+        }));
+    }
+
+    // ------------------------------------------------------------ scheduling
+
+    private pump(): void {
+        if (this.disposed) return;
+        for (const slot of this.slots) {
+            const dead = !slot.worker && (slot.failedStarts >= 3 || !fs.existsSync(this.script));
+            if (slot.running || (!slot.worker && !dead) || this.queue.length === 0) continue;
+            this.queue.sort((a, b) => a.job.priority - b.job.priority || a.seq - b.seq);
+            const q = this.queue.shift()!;
+            void this.assign(slot, q);
+        }
+    }
+
+    private async assign(slot: Slot, q: Queued): Promise<void> {
+        slot.running = { ...q, timers: [], cancelled: false, started: Date.now() };
+        try {
+            await slot.ready;
+        } catch (e) {
+            this.settle(slot, { kind: 'result', result: failed(q.job, `the solver could not start (${(e as Error).message})`, 0) });
+            return;
+        }
+        if (slot.running?.id !== q.id) return;
+        const { job } = q;
+        if (!slot.programs.has(job.version)) {
+            this.post(slot, { type: 'program', version: job.version, model: job.model });
+            slot.programs.add(job.version);
+            if (slot.programs.size > 4) slot.programs.delete(slot.programs.values().next().value!);
+        }
+        job.onStart?.();
+        this.post(slot, { type: 'check', id: q.id, version: job.version, key: job.key, options: job.options });
+        slot.running.timers.push(setTimeout(() => {
+            if (slot.running?.id !== q.id) return;
+            const ms = Date.now() - slot.running.started;
+            this.restart(slot, { kind: 'result', result: failed(job, `it ran out of time (limit ${job.options.checkBudgetMs} ms per check; raise it with calvin.timeLimitMs)`, ms) });
+        }, job.options.checkBudgetMs + HARD_GRACE_MS));
+    }
+
+    private settle(slot: Slot, outcome: JobOutcome): void {
+        const r = slot.running;
+        if (!r) return;
+        slot.running = undefined;
+        for (const t of r.timers) clearTimeout(t);
+        r.resolve(r.cancelled && outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed' ? { kind: 'cancelled' } : outcome);
+        this.pump();
+    }
+
+    // ------------------------------------------------------------ workers
+
+    private post(slot: Slot, m: HostToCheckWorker): void {
+        slot.worker?.postMessage(m);
+    }
+
+    private start(slot: Slot): void {
+        if (this.disposed) return;
+        slot.expectedExit = false;
+        slot.programs.clear();
+        slot.lastError = '';
+        if (!fs.existsSync(this.script)) {
+            slot.ready = Promise.reject(new Error(`check worker script not found: ${this.script} (run \`npm run build\`)`));
+            slot.ready.catch(() => undefined);
+            slot.worker = undefined;
+            return;
+        }
+        const worker = new Worker(this.script, { execArgv: [], stdout: true, stderr: true, name: 'calvin-check' });
+        slot.worker = worker;
+        worker.stdout.on('data', () => undefined);
+        worker.stderr.on('data', (chunk: Buffer) => { slot.lastError = (slot.lastError + chunk.toString('utf8')).slice(-2000); });
+        let started = false;
+        slot.ready = new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error('the check worker did not start in time')), START_TIMEOUT_MS);
+            worker.on('message', (m: CheckWorkerToHost) => {
+                switch (m.type) {
+                    case 'ready': clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
+                    case 'fatal': slot.lastError = m.message; return;
+                    case 'result': if (slot.running?.id === m.id) this.settle(slot, { kind: 'result', result: m.result }); return;
+                    case 'cancelled': if (slot.running?.id === m.id) this.settle(slot, { kind: 'cancelled' }); return;
+                    case 'failure':
+                        if (slot.running?.id === m.id) {
+                            const job = slot.running.job;
+                            this.settle(slot, { kind: 'result', result: failed(job, m.kind === 'crash' ? `the solver crashed (${m.message}); it was restarted` : `internal error: ${m.message}`, Date.now() - slot.running.started, m.kind === 'crash' ? 'unknown' : 'error') });
+                        }
+                        return;
+                }
+            });
+            worker.on('error', e => { slot.lastError = e instanceof Error ? `${e.name}: ${e.message}` : String(e); });
+            worker.on('exit', code => {
+                clearTimeout(timer);
+                if (slot.worker !== worker) return;
+                slot.worker = undefined;
+                if (slot.expectedExit || this.disposed) return;
+                reject(new Error(`the check worker exited (code ${code}): ${slot.lastError}`));
+                if (slot.running) {
+                    const job = slot.running.job;
+                    this.settle(slot, { kind: 'result', result: failed(job, `the solver crashed (exit code ${code}${slot.lastError ? `: ${slot.lastError.trim().split('\n').pop()}` : ''}); it was restarted`, Date.now() - slot.running.started) });
+                }
+                if (!started && ++slot.failedStarts >= 3) return; // it cannot start: checks get 'could not start'
+                this.start(slot);
+            });
+        });
+        slot.ready.catch(() => undefined);
+    }
+
+    /** Terminate a worker that is stuck (or must stop now), settle its check, and start a new one. */
+    private restart(slot: Slot, outcome: JobOutcome): void {
+        slot.expectedExit = true;
+        const w = slot.worker;
+        slot.worker = undefined;
+        void w?.terminate().catch(() => undefined);
+        this.settle(slot, outcome);
+        this.start(slot);
+        this.pump();
+    }
+}
+
+/** A check that did not finish: unknown (or error), with a warning at its name, never verified. */
+function failed(job: CheckJob, why: string, ms: number, status: UnitResult['status'] = 'unknown'): UnitResult {
+    const what = job.kind === 'thread' ? `thread ${job.name}` : job.kind === 'init' ? 'the initialization check' : `the abstraction check of ${job.name}`;
+    return {
+        key: job.key, name: job.name, kind: job.kind, range: job.range, status, timeMs: ms, solverMs: 0, queries: 0,
+        diagnostics: [{ range: job.range, severity: 'warning', code: 'unknown', related: [], message: `${what} is not verified: ${why}` }],
+        environment: [], invariant: [], inferredLoopInvariants: [], loopInvariants: [], accesses: [], envStar: '',
+    };
+}
+
+/** Where the bundles put the worker: check-worker.cjs next to the running bundle. */
+export function defaultCheckWorkerScript(): string {
+    return path.join(typeof __dirname === 'string' ? __dirname : '.', 'check-worker.cjs');
+}

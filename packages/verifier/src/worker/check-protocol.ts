@@ -1,0 +1,28 @@
+// Messages between the host (check-pool.ts) and a check worker (check-worker.ts).
+// Type-only module: the worker bundle must not pull in host code.
+import type { ProgramModel } from '../model/program.js';
+import type { UnitResult } from '../verify.js';
+
+export interface CheckOptions {
+    /** Limit per solver query (ms). */
+    timeLimitMs: number;
+    /** Time the whole check may take (ms). */
+    checkBudgetMs: number;
+}
+
+export type HostToCheckWorker =
+    /** A program the next checks refer to (kept by version). */
+    | { type: 'program'; version: string; model: ProgramModel }
+    | { type: 'check'; id: number; version: string; key: string; options: CheckOptions }
+    /** Stop the check in flight (its solver query is interrupted). */
+    | { type: 'cancel'; id: number }
+    /** Tests only: die like a wasm crash, or hang. */
+    | { type: 'debug'; what: 'crash' | 'hang' };
+
+export type CheckWorkerToHost =
+    | { type: 'ready'; initMs: number; z3Version: string }
+    | { type: 'result'; id: number; result: UnitResult }
+    | { type: 'cancelled'; id: number }
+    /** The check could not run ('crash': the worker exits right after). */
+    | { type: 'failure'; id: number; kind: 'crash' | 'error'; message: string }
+    | { type: 'fatal'; message: string };

@@ -1,0 +1,130 @@
+// A check worker: runs in a worker_threads Worker started by check-pool.ts. It
+// hosts the verifier and its own Z3 (z3-direct.ts), so that everything a check
+// costs — lowering, the VC, the solver — stays off the language server's main
+// thread. One check at a time; a check can be cancelled (its query is
+// interrupted).
+//
+// Bundled by scripts/bundle.mjs next to z3-worker.cjs, with the same rules for
+// z3-solver (never inlined whole).
+import { parentPort } from 'node:worker_threads';
+import type { ProgramModel } from '../model/program.js';
+import { programContext, type ProgramContext } from '../program-context.js';
+import { verifyCheck } from '../verify.js';
+import { sessionPrelude } from '../solver/pool.js';
+import type { SolverBackend, SolverSession } from '../solver/types.js';
+import { isWasmCrash, messageOf, startZ3, WARM_UP, WasmRuntimeError, type DirectZ3 } from '../solver/z3-direct.js';
+import type { CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
+
+const port = parentPort;
+if (!port) throw new Error('check-worker must run in a worker thread');
+
+function send(message: CheckWorkerToHost): void {
+    port!.postMessage(message);
+}
+
+/** Programs by version (the last few), with their contexts. */
+const programs = new Map<string, { model: ProgramModel; ctx?: ProgramContext }>();
+const KEEP_PROGRAMS = 4;
+
+class Cancelled extends Error { }
+
+/** Sessions on the worker's own Z3; `cancelled` makes every later eval fail at once. */
+function backend(z3: DirectZ3, state: { cancelled: boolean }): SolverBackend {
+    return {
+        name: 'z3-wasm',
+        dispose: async () => undefined,
+        openSession: async ({ timeLimitMs }) => {
+            let first = true;
+            const session: SolverSession = {
+                eval: async (text: string) => {
+                    if (state.cancelled) throw new Cancelled('cancelled');
+                    const full = first ? sessionPrelude(timeLimitMs) + text : text;
+                    first = false;
+                    const out = await z3.eval(full);
+                    if (state.cancelled) throw new Cancelled('cancelled');
+                    return out;
+                },
+                close: () => undefined,
+            };
+            return session;
+        },
+    };
+}
+
+async function main(): Promise<void> {
+    const z3 = await startZ3();
+    await z3.eval(WARM_UP);
+    let current: { id: number; state: { cancelled: boolean } } | undefined;
+    const queue: HostToCheckWorker[] = [];
+    let busy = false;
+
+    const run = async (m: Extract<HostToCheckWorker, { type: 'check' }>) => {
+        const program = programs.get(m.version);
+        if (!program) {
+            send({ type: 'failure', id: m.id, kind: 'error', message: `unknown program version ${m.version}` });
+            return;
+        }
+        program.ctx ??= programContext(program.model);
+        const state = { cancelled: false };
+        current = { id: m.id, state };
+        try {
+            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs });
+            if (state.cancelled) send({ type: 'cancelled', id: m.id });
+            else if (!result) send({ type: 'failure', id: m.id, kind: 'error', message: `no check ${m.key}` });
+            else send({ type: 'result', id: m.id, result });
+        } catch (e) {
+            if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id: m.id });
+            else if (isWasmCrash(e)) {
+                send({ type: 'failure', id: m.id, kind: 'crash', message: `z3 crashed: ${messageOf(e)}` });
+                process.exit(70);
+            } else send({ type: 'failure', id: m.id, kind: 'error', message: messageOf(e) });
+        } finally {
+            current = undefined;
+        }
+    };
+
+    const pump = async () => {
+        if (busy) return;
+        busy = true;
+        try {
+            for (let m = queue.shift(); m; m = queue.shift()) {
+                if (m.type === 'check') await run(m);
+            }
+        } finally {
+            busy = false;
+        }
+    };
+
+    port!.on('message', (m: HostToCheckWorker) => {
+        switch (m.type) {
+            case 'program':
+                programs.set(m.version, { model: m.model });
+                while (programs.size > KEEP_PROGRAMS) programs.delete(programs.keys().next().value!);
+                return;
+            case 'cancel':
+                if (current?.id === m.id) {
+                    current.state.cancelled = true;
+                    z3.interrupt();
+                } else {
+                    const i = queue.findIndex(x => x.type === 'check' && x.id === m.id);
+                    if (i >= 0) { queue.splice(i, 1); send({ type: 'cancelled', id: m.id }); }
+                }
+                return;
+            case 'debug':
+                if (m.what === 'crash') setImmediate(() => { throw new WasmRuntimeError('memory access out of bounds (simulated)'); });
+                else setImmediate(() => { for (;;) { /* hang */ } });
+                return;
+            case 'check':
+                queue.push(m);
+                void pump();
+                return;
+        }
+    });
+    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version });
+}
+
+main().catch(e => {
+    send({ type: 'fatal', message: `check worker failed to start: ${e instanceof Error ? e.stack ?? e.message : String(e)}` });
+    process.exit(71);
+});
+

@@ -1,0 +1,82 @@
+// The editor features of incremental verification (issue 4): code lenses with
+// each check's state, and the commands they run (through
+// workspace/executeCommand, so that every LSP editor can use them).
+import type { LangiumDocument } from 'langium';
+import type { LangiumServices, LangiumSharedServices } from 'langium/lsp';
+import { AbstractExecuteCommandHandler, type CodeLensProvider, type ExecuteCommandAcceptor } from 'langium/lsp';
+import type { CodeLens, CodeLensParams } from 'vscode-languageserver';
+import { lspRange, type TrackedCheck, type VerificationService } from './service.js';
+
+/** The verification service of a server (one per shared services). */
+export const verificationServices = new WeakMap<LangiumSharedServices, VerificationService>();
+
+export const COMMANDS = {
+    /** Run one check now, bypassing the cache: [uri, key, timeLimitMs?]. */
+    runCheck: 'calvin.check.run',
+    /** Run every check of a file, bypassing the cache: [uri]. */
+    runFile: 'calvin.check.runFile',
+    /** Cancel the queued and running checks: [uri?]. */
+    cancel: 'calvin.check.cancel',
+    /** Show a diagnostic's counterexample: [uri, diagnostic]. */
+    showCounterexample: 'calvin.counterexample.show',
+} as const;
+
+/** A code lens title for a check's state. */
+export function lensTitle(c: TrackedCheck, verifyOn: string): string {
+    const r = c.result;
+    switch (c.state) {
+        case 'verified': return c.cached ? '✓ verified (cached)' : `✓ verified in ${r?.timeMs ?? 0} ms`;
+        case 'failed': {
+            const n = (r?.diagnostics ?? []).filter(d => d.severity !== 'info').length;
+            return `✗ ${n} problem${n === 1 ? '' : 's'}`;
+        }
+        case 'queued': case 'running': return '⏳ checking';
+        case 'unknown': {
+            const why = r?.diagnostics.find(d => d.code === 'unknown')?.message ?? '';
+            return /time/.test(why) ? '? time-out — raise calvin.timeLimitMs' : '? not decided — click to check again';
+        }
+        case 'error': return '⚠ not checked — click to try again';
+        case 'stale': return verifyOn === 'save' ? '… changed: checked on save' : verifyOn === 'never' ? '… not checked (calvin.verifyOn is never)' : '… changed, not checked yet';
+    }
+}
+
+export class CalvinCodeLensProvider implements CodeLensProvider {
+    constructor(private readonly services: LangiumServices) { }
+
+    provideCodeLens(document: LangiumDocument, _params: CodeLensParams): CodeLens[] | undefined {
+        const service = verificationServices.get(this.services.shared);
+        if (!service) return undefined;
+        const uri = document.uri.toString();
+        const lenses: CodeLens[] = [];
+        for (const c of service.checksOf(uri)) {
+            const title = c.plan.kind === 'init' ? `${lensTitle(c, service.settings.verifyOn)} (initialization)` : lensTitle(c, service.settings.verifyOn);
+            lenses.push({ range: lspRange(c.plan.range), command: { title, command: COMMANDS.runCheck, arguments: [uri, c.plan.key] } });
+        }
+        // Methods without abstraction: which checks cover them (they are inlined there).
+        const all = service.programChecksOf(uri);
+        for (const m of service.methodsWithoutAbstraction(uri)) {
+            const by = all.filter(c => c.plan.inlines.includes(m.id)).map(c => c.plan.name);
+            const title = by.length > 0 ? `covered by ${by.join(', ')} (inlined there)` : 'not checked: no thread reaches it (give it an abstraction or call it from a thread)';
+            lenses.push({ range: lspRange(m.nameRange), command: by.length > 0 ? { title, command: COMMANDS.runFile, arguments: [uri] } : { title, command: '' } });
+        }
+        return lenses;
+    }
+}
+
+export class CalvinCommandHandler extends AbstractExecuteCommandHandler {
+    constructor(private readonly shared: LangiumSharedServices) {
+        super();
+    }
+
+    registerCommands(accept: ExecuteCommandAcceptor): void {
+        const service = () => {
+            const s = verificationServices.get(this.shared);
+            if (!s) throw new Error('verification is not running');
+            return s;
+        };
+        accept(COMMANDS.runCheck, async ([uri, key, timeLimitMs]) => service().verifyCheck(String(uri), String(key), typeof timeLimitMs === 'number' ? timeLimitMs : undefined));
+        accept(COMMANDS.runFile, async ([uri]) => service().verifyFile(String(uri)));
+        accept(COMMANDS.cancel, async ([uri]) => ({ cancelled: service().cancelChecks(typeof uri === 'string' ? uri : undefined) }));
+        accept(COMMANDS.showCounterexample, async ([uri, diagnostic]) => service().showCounterexample(String(uri), diagnostic));
+    }
+}
