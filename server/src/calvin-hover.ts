@@ -1,28 +1,152 @@
-import type { AstNode, LangiumDocuments, MaybePromise } from 'langium';
-import { AstUtils } from 'langium';
+import type { AstNode, CstNode, LangiumDocument, LangiumDocuments, MaybePromise } from 'langium';
+import { AstUtils, CstUtils, GrammarAST } from 'langium';
 import type { LangiumServices } from 'langium/lsp';
 import { AstNodeHoverProvider } from 'langium/lsp';
+import type { Hover, HoverParams } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
-import { isBuiltinMember, isStatic, precedingAnnotations, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses } from '@calvin/language';
+import {
+    fieldId, isBuiltinMember, isStatic, methodId, precedingAnnotations, rangeOf, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses,
+} from '@calvin/language';
+import { describeField, describeMethod, describeThread, type ProgramContext } from '@calvin/verifier';
+import { verificationServices } from './verification/lsp-features.js';
+import type { VerificationService } from './verification/service.js';
+import { accessMarkdown, checkLines, counterexampleMarkdown, fence, loopMarkdown, specMarkdown } from './verification/hover.js';
 
 /**
  * Hover on a declaration or a reference: the declaration, its type and, for
- * fields and methods, the annotations that govern them (Markdown, Calvin code
- * in fenced blocks).
+ * fields and methods, the annotations that govern them; from the verifier,
+ * what a thread or procedure assumes and guarantees, the abstraction inlined
+ * at a call, whether an access was found stable, a loop's inferred
+ * invariants, and the counterexample of a failure under the mouse (Markdown,
+ * Calvin code in fenced blocks).
  */
 export class CalvinHoverProvider extends AstNodeHoverProvider {
     private readonly documents: LangiumDocuments;
 
-    constructor(services: LangiumServices) {
+    constructor(private readonly services: LangiumServices) {
         super(services);
         this.documents = services.shared.workspace.LangiumDocuments;
     }
 
     protected override getAstNodeHoverContent(node: AstNode): MaybePromise<string | undefined> {
-        const programs = this.documents.all.map(d => d.parseResult.value as ast.Program);
-        const parts = describe(node, threadIds(programs));
+        const parts = describe(node, threadIds(this.programs()));
         return parts.length > 0 ? parts.join('\n\n') : undefined;
     }
+
+    private programs(): ast.Program[] {
+        return this.documents.all.map(d => d.parseResult.value as ast.Program).toArray();
+    }
+
+    override async getHoverContent(document: LangiumDocument, params: HoverParams): Promise<Hover | undefined> {
+        const sections: string[] = [];
+        const uri = document.uri.toString();
+        const service = verificationServices.get(this.services.shared);
+        const root = document.parseResult?.value?.$cstNode;
+        if (root) {
+            const offset = document.textDocument.offsetAt(params.position);
+            const cst = CstUtils.findDeclarationNodeAtOffset(root, offset, this.grammarConfig.nameRegexp);
+            if (cst && cst.offset + cst.length > offset) {
+                const ids = threadIds(this.programs());
+                for (const target of this.references.findDeclarations(cst)) {
+                    sections.push(...describe(target, ids));
+                    if (service) sections.push(...verifierSections(service, uri, target, cst, params.position));
+                }
+                if (sections.length === 0 && GrammarAST.isKeyword(cst.grammarSource) && service) {
+                    const loop = cst.astNode;
+                    if ((ast.isWhileStmt(loop) || ast.isForStmt(loop)) && cst.text === (ast.isWhileStmt(loop) ? 'while' : 'for')) {
+                        const found = loopMarkdown(rangeOf(loop), service.programChecksOf(uri));
+                        sections.push(...(found.length > 0 ? found : ['**Loop invariants**: no check covers this loop.']));
+                    }
+                }
+            }
+        }
+        if (service) {
+            for (const d of service.diagnosticsAt(uri, params.position)) {
+                const table = counterexampleMarkdown(d);
+                if (table) sections.unshift(table);
+            }
+        }
+        return sections.length > 0 ? { contents: { kind: 'markdown', value: sections.join('\n\n') } } : undefined;
+    }
+}
+
+/** What the verifier knows about a declaration, seen from `cst` (its name, or a reference to it). */
+function verifierSections(service: VerificationService, uri: string, target: AstNode, cst: CstNode, position: { line: number; character: number }): string[] {
+    const isDeclaration = cst.astNode === target;
+    const { ctx, reason } = service.contextOf(uri);
+    const unavailable = reason ? [`*${reason}.*`] : [];
+    if (ast.isThreadDecl(target) && isDeclaration) {
+        const t = ctx?.program.threads.find(x => x.name === target.name);
+        if (!ctx || !t) return unavailable;
+        return [...specMarkdown(describeThread(ctx, t), uri), ...checkLines(service.programChecksOf(uri).filter(c => c.plan.key === `thread:${t.name}`), service.settings.verifyOn)];
+    }
+    if (ast.isMethodDecl(target)) {
+        if (!isDeclaration) return callSections(target, cst);
+        const m = ctx ? findMethod(ctx, methodId(target)) : undefined;
+        if (!ctx || !m) return unavailable;
+        const out = specMarkdown(describeMethod(ctx, m), uri);
+        const checks = service.programChecksOf(uri);
+        if (m.abstraction) out.push(...checkLines(checks.filter(c => c.plan.key === `abstraction:${m.id}`), service.settings.verifyOn));
+        else {
+            const by = checks.filter(c => c.plan.inlines.includes(m.id)).map(c => c.plan.name);
+            out.push(by.length > 0 ? `Checked where it is inlined: ${by.join(', ')}.` : 'Not checked: no thread reaches it.');
+        }
+        return out;
+    }
+    if ((ast.isFieldDecl(target) || ast.isGhostField(target)) && !isBuiltinMember(target)) {
+        const out: string[] = [];
+        if (ctx) {
+            const f = describeField(ctx, fieldId(target));
+            if (f.inferred && f.guard) out.push(`Inferred protection (no \`writable_if\`; only these threads write it): \`${f.guard.text}\``);
+            if (f.clauses.length > 0) out.push('Environment clauses that constrain it:', fence(f.clauses.map(c => `// ${c.origin}\n${c.text.replace(/\s*\n\s*/g, ' ')};`)));
+            if (f.writers.length > 0) out.push(`Written by: ${f.writers.join(', ')}.`);
+        } else out.push(...unavailable);
+        if (!isDeclaration) {
+            const found = accessMarkdown(uri, position, service.programChecksOf(uri));
+            out.push(...(found.length > 0 ? found : ['*This access: no check result yet.*']));
+        }
+        return out;
+    }
+    return [];
+}
+
+function findMethod(ctx: ProgramContext, id: string) {
+    return ctx.vocab.allMethods().find(m => m.id === id);
+}
+
+/** At a call: the callee's abstraction with `this` and the parameters replaced by the call's receiver and arguments (InlineAbs). */
+function callSections(m: ast.MethodDecl, cst: CstNode): string[] {
+    const call = cst.astNode;
+    if (!((ast.isNameExpr(call) || ast.isMemberAccess(call)) && call.isCall)) return [];
+    const clauses = precedingAnnotations(m).flatMap(a => a.clauses);
+    const items: AstNode[] = clauses.flatMap((c): AstNode[] => ast.isAbstractionClause(c) ? c.items : ast.isRequiresClause(c) || ast.isEnsuresClause(c) ? [c] : []);
+    if (items.length === 0) return [`No abstraction: the body of \`${m.name}\` is inlined here and checked in this context.`];
+    const args = new Map<AstNode, string>();
+    m.params.forEach((p, i) => { const a = call.args[i]; if (a) args.set(p, parenthesized(a)); });
+    const receiver = ast.isMemberAccess(call) && !isStatic(m) ? parenthesized(call.receiver) : undefined;
+    const lines = items.map(i => `${substitute(i, args, receiver)};`);
+    return ['**Inlined here** (the abstraction of `' + m.name + '`' + (args.size > 0 || receiver ? ', with this call\'s arguments' : '') + '):', fence(lines)];
+}
+
+function parenthesized(e: ast.Expression): string {
+    const t = e.$cstNode?.text ?? '';
+    return /^[\w$.]+$/.test(t) ? t : `(${t})`;
+}
+
+/** The text of `node` with references to the parameters (and `this`) replaced. */
+function substitute(node: AstNode, args: Map<AstNode, string>, receiver: string | undefined): string {
+    const cst = node.$cstNode;
+    if (!cst) return '';
+    const edits: Array<{ start: number; end: number; text: string }> = [];
+    for (const n of AstUtils.streamAst(node)) {
+        if (ast.isNameExpr(n) && !n.isCall && n.ref.ref && args.has(n.ref.ref as AstNode) && n.$cstNode) {
+            const refNode = n.ref.$refNode;
+            if (refNode) edits.push({ start: refNode.offset, end: refNode.end, text: args.get(n.ref.ref as AstNode)! });
+        } else if (ast.isThisExpr(n) && receiver && n.$cstNode) edits.push({ start: n.$cstNode.offset, end: n.$cstNode.end, text: receiver });
+    }
+    let text = cst.text;
+    for (const e of edits.sort((a, b) => b.start - a.start)) text = text.slice(0, e.start - cst.offset) + e.text + text.slice(e.end - cst.offset);
+    return text.replace(/\s*\n\s*/g, ' ');
 }
 
 function code(text: string): string {
@@ -68,7 +192,7 @@ export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): strin
             const out = [code(sig), owner ? `*method* of class \`${owner.name}\`` : '*procedure*'];
             const annotations = annotationTexts(m);
             if (annotations.length > 0) out.push(code(annotations.join('\n')));
-            else out.push('No abstraction: its body is inlined at each call site and checked there.');
+            else out.push('No abstraction: body inlined at call sites (and checked there).');
             return out;
         }
         case ast.ThreadDecl.$type: {

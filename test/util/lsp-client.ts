@@ -15,6 +15,18 @@ import { CLI, ROOT } from './paths.js';
 export type Diagnostic = lsp.Diagnostic;
 export type PublishDiagnosticsParams = lsp.PublishDiagnosticsParams;
 
+/** `calvin/checkStatus` (docs/protocol.md). */
+export interface CheckStatus {
+    name: string;
+    key: string;
+    kind: 'abstraction' | 'thread' | 'init';
+    range: lsp.Range;
+    state: 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
+    cached: boolean;
+    timeMs?: number;
+}
+export interface CheckStatusParams { uri: string; checks: CheckStatus[] }
+
 export interface LspClientOptions {
     /** The workspace folder (a directory path); omitted: no workspace folder. */
     rootPath?: string;
@@ -100,6 +112,9 @@ export class LspClient {
     readonly published: PublishDiagnosticsParams[] = [];
     /** The latest publishDiagnostics per URI. */
     readonly latest = new Map<string, PublishDiagnosticsParams>();
+    /** Every `calvin/checkStatus` notification, in order, and the latest per URI. */
+    readonly statusLog: CheckStatusParams[] = [];
+    readonly status = new Map<string, CheckStatusParams>();
     initializeResult: lsp.InitializeResult | undefined;
     exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
@@ -121,6 +136,11 @@ export class LspClient {
         this.connection.onNotification(lsp.PublishDiagnosticsNotification.type, p => this.onDiagnostics(p));
         this.connection.onNotification(lsp.LogMessageNotification.type, p => { this.logs.push(p); this.notifyListeners(); });
         this.connection.onNotification(lsp.ShowMessageNotification.type, p => { this.logs.push(p); this.notifyListeners(); });
+        this.connection.onNotification('calvin/checkStatus', (p: CheckStatusParams) => {
+            this.statusLog.push(p);
+            this.status.set(p.uri, p);
+            this.notifyListeners();
+        });
         // Server-to-client requests: answer like a passive editor would.
         this.connection.onRequest(lsp.ConfigurationRequest.type, p => p.items.map(() => null));
         this.connection.onRequest((_method: string) => null);

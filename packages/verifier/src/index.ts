@@ -7,3 +7,5 @@ export { ResultCache, type CacheOptions } from './incremental/cache.js';
 export { encodeResult, decodeResult, type StoredResult } from './incremental/result-codec.js';
 export { CheckPool, defaultCheckWorkerScript, type CheckJob, type JobOutcome } from './worker/check-pool.js';
 export { programContext, unitsOf, unitSpec, type ProgramContext, type Unit } from './program-context.js';
+export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './spec/describe.js';
+export { otherThreadText } from './spec/environment.js';

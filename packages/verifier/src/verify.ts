@@ -26,6 +26,8 @@ export interface VDiagnostic {
     code: VCode;
     message: string;
     related: Array<{ range: Range; message: string }>;
+    /** The values that explain a failure (also in the message), and which environment step made it fail. */
+    counterexample?: { values: Array<{ name: string; value: string }>; notes: string[] };
 }
 
 /** One unit of work: a thread's check, a procedure's abstraction check, or the initialization check. */
@@ -248,7 +250,47 @@ function loopInvariantsOf(checks: import('./sim/seq.js').Check[], live: number[]
         if (loop) loop.texts.push(text);
         else out.push({ range: c.info.range, texts: [text] });
     }
+    for (const l of out) l.texts = withoutImplied(l.texts);
     return out;
+}
+
+/**
+ * For display: one text per fact (`0 <= i` and `i >= 0` are one), without the
+ * ones another implies (`i <= n` next to `i < n`; `v >= 0` next to `v == 1`).
+ */
+function withoutImplied(texts: string[]): string[] {
+    const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '==': '==', '!=': '!=' };
+    const cmp = /^([\w.]+) (==|>=|<=|>|<|!=) ([\w.]+|-?\d+)$/;
+    const parse = (t: string) => {
+        const m = cmp.exec(t);
+        if (!m) return undefined;
+        // the constant (or the second name in alphabetical order) on the right
+        const swap = /^-?\d+$/.test(m[1]) || (!/^-?\d+$/.test(m[3]) && m[1] > m[3]);
+        return swap ? { l: m[3], op: FLIP[m[2]], r: m[1] } : { l: m[1], op: m[2], r: m[3] };
+    };
+    const seen = new Set<string>();
+    const facts: Array<{ text: string; f?: { l: string; op: string; r: string } }> = [];
+    for (const text of texts) {
+        const f = parse(text);
+        const key = f ? `${f.l} ${f.op} ${f.r}` : text;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        facts.push({ text, f });
+    }
+    const has = (l: string, op: string, r: string) => seen.has(`${l} ${op} ${r}`);
+    const fixed = new Map<string, bigint>();
+    for (const { f } of facts) if (f && f.op === '==' && /^-?\d+$/.test(f.r)) fixed.set(f.l, BigInt(f.r));
+    return facts.filter(({ f }) => {
+        if (!f || f.op === '==') return true;
+        if (f.op === '<=' && (has(f.l, '<', f.r) || has(f.l, '==', f.r))) return false;
+        if (f.op === '>=' && (has(f.l, '>', f.r) || has(f.l, '==', f.r))) return false;
+        if (fixed.has(f.l) && /^-?\d+$/.test(f.r)) {
+            const v = fixed.get(f.l)!, c = BigInt(f.r);
+            const holds = { '>=': v >= c, '<=': v <= c, '>': v > c, '<': v < c, '!=': v !== c }[f.op as '>=' | '<=' | '>' | '<' | '!='];
+            if (holds) return false;
+        }
+        return true;
+    }).map(x => x.text);
 }
 
 /** The shared accesses of a lowered check, each stable unless a race was reported at it. */
@@ -282,7 +324,8 @@ function findings(failures: Failure[]): VDiagnostic[] {
         const values = parts.length > 0 ? ` [${parts.join('; ')}]` : '';
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
-        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related });
+        const counterexample = f.values.length + f.notes.length > 0 ? { values: f.values.map(([name, value]) => ({ name, value })), notes: f.notes } : undefined;
+        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related, ...(counterexample ? { counterexample } : {}) });
     }
     return out;
 }

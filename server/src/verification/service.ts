@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageserver';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
-    CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, planChecks, programContext, ResultCache,
+    CheckPool, type ProgramContext, decodeResult, defaultCheckWorkerScript, encodeResult, planChecks, programContext, ResultCache,
     type CheckPlan, type ProgramModel, type UnitResult, type VDiagnostic,
 } from '@calvin/verifier';
 import { uncheckedDiagnostics } from '@calvin/verifier';
@@ -105,6 +105,8 @@ export class VerificationService {
     private workDoneProgress = false;
     private codeLensRefresh = false;
     private versionCounter = 0;
+    /** The program context last built for hover and code actions, per program (rebuilt when a document is parsed again). */
+    private readonly contexts = new Map<string, { roots: unknown[]; ctx?: ProgramContext; reason?: string }>();
     /** Listeners of state changes (code lens refresh, tests). */
     readonly onChange: Array<(uri: string) => void> = [];
 
@@ -176,6 +178,39 @@ export class VerificationService {
                 state: c.state, cached: c.cached, timeMs: c.result?.timeMs,
             })),
         };
+    }
+
+    /**
+     * The program a document belongs to, as the verifier sees it (E(p), I(p),
+     * guards: hover, quick fixes), or why there is none. Built from the
+     * current documents, independently of verification runs.
+     */
+    contextOf(uri: string): { ctx?: ProgramContext; reason?: string } {
+        const all = [...this.shared.workspace.LangiumDocuments.all];
+        const doc = all.find(d => d.uri.toString() === uri);
+        if (!doc || doc.state < DocumentState.Validated) return { reason: 'the file is still being analysed' };
+        const group = programOf(doc, all);
+        const id = group.map(d => d.uri.toString()).sort().join('\n');
+        const roots = group.map(d => d.parseResult.value);
+        const known = this.contexts.get(id);
+        if (known && known.roots.length === roots.length && known.roots.every((r, i) => r === roots[i])) return known;
+        let entry: { roots: unknown[]; ctx?: ProgramContext; reason?: string };
+        if (group.some(d => (d.diagnostics ?? []).some(x => (x.severity ?? 1) === 1))) {
+            entry = { roots, reason: 'the program has errors; fix them to see what the checker assumes' };
+        } else {
+            try {
+                entry = { roots, ctx: programContext(toProgramModel(group, this.Calvin.types.TypeSystem)) };
+            } catch (e) {
+                entry = { roots, reason: `internal error: ${(e as Error)?.message ?? e}` };
+            }
+        }
+        this.contexts.set(id, entry);
+        return entry;
+    }
+
+    /** The verification diagnostics shown in a document at a position. */
+    diagnosticsAt(uri: string, position: { line: number; character: number }): Diagnostic[] {
+        return this.extra(uri).filter(d => d.code !== 'verifying' && lspContains(d.range, position));
     }
 
     /** Run one check now, bypassing the cache. */
@@ -546,6 +581,10 @@ function within(r: { startLine: number; startChar: number; endLine: number; endC
     return after && before;
 }
 
+function lspContains(r: { start: { line: number; character: number }; end: { line: number; character: number } }, p: { line: number; character: number }): boolean {
+    return within({ startLine: r.start.line, startChar: r.start.character, endLine: r.end.line, endChar: r.end.character }, p);
+}
+
 /** Whether an edit position is inside the thread or method a check is about. */
 function contains(plan: CheckPlan, p: { line: number; character: number }): boolean {
     return plan.extent !== undefined && within(plan.extent, p);
@@ -555,6 +594,7 @@ export function toLsp(d: VDiagnostic): Diagnostic {
     const range = (r: VDiagnostic['range']) => lspRange(r);
     return {
         range: range(d.range), severity: SEVERITY[d.severity], source: 'calvin', code: d.code, message: d.message,
+        ...(d.counterexample ? { data: { counterexample: d.counterexample } } : {}),
         relatedInformation: d.related.length > 0 ? d.related.map(r => ({ location: { uri: r.range.file, range: range(r.range) }, message: r.message })) : undefined,
     };
 }

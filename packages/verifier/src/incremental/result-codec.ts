@@ -1,51 +1,63 @@
 import type { Range } from '../model/program.js';
-import type { UnitResult, VDiagnostic } from '../verify.js';
+import type { UnitResult } from '../verify.js';
 import type { CheckPlan } from './plan.js';
 
 /**
- * A check's result as stored in the cache: its ranges are indices into the
- * range table of the plan it was computed for (plan.ts), so that it can be
- * shown in any program whose plan has the same fingerprint, at that program's
- * positions.
+ * A check's result as stored in the cache: every range in it (diagnostics,
+ * related information, loop invariants, accesses) is an index into the range
+ * table of the plan it was computed for (plan.ts), so that it can be shown in
+ * any program whose plan has the same fingerprint, at that program's positions.
+ * A range not in the table (none should be) is kept as it is.
  */
 export type StoredRange = number | Range;
 
-export interface StoredDiagnostic extends Omit<VDiagnostic, 'range' | 'related'> {
-    range: StoredRange;
-    related: Array<{ range: StoredRange; message: string }>;
-}
+/** A value with every Range replaced by a StoredRange. */
+type Stored<T> = T extends Range ? StoredRange : T extends Array<infer E> ? Array<Stored<E>> : T extends object ? { [K in keyof T]: Stored<T[K]> } : T;
 
-export interface StoredResult extends Omit<UnitResult, 'range' | 'diagnostics'> {
-    fingerprint: string;
-    diagnostics: StoredDiagnostic[];
+export type StoredResult = Stored<Omit<UnitResult, 'range'>> & { fingerprint: string };
+
+function isRange(x: unknown): x is Range {
+    const r = x as Record<string, unknown>;
+    return typeof r === 'object' && r !== null && typeof r.file === 'string' && typeof r.startLine === 'number' && typeof r.endChar === 'number';
 }
 
 function sameRange(a: Range, b: Range): boolean {
     return a.file === b.file && a.startLine === b.startLine && a.startChar === b.startChar && a.endLine === b.endLine && a.endChar === b.endChar;
 }
 
+/** A copy of x with f applied to every range in it. */
+function mapRanges(x: unknown, f: (r: Range) => unknown): unknown {
+    if (isRange(x)) return f(x);
+    if (Array.isArray(x)) return x.map(e => mapRanges(e, f));
+    if (x !== null && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, mapRanges(v, f)]));
+    return x;
+}
+
 export function encodeResult(result: UnitResult, plan: CheckPlan): StoredResult {
+    const { range: _range, ...rest } = result;
+    void _range;
     const index = (r: Range): StoredRange => {
         const i = plan.ranges.findIndex(x => sameRange(x, r));
         return i >= 0 ? i : r;
     };
-    const { range: _range, diagnostics, ...rest } = result;
-    void _range;
-    return {
-        ...rest,
-        fingerprint: plan.fingerprint,
-        diagnostics: diagnostics.map(d => ({ ...d, range: index(d.range), related: d.related.map(r => ({ ...r, range: index(r.range) })) })),
-    };
+    return { ...(mapRanges(rest, index) as Stored<Omit<UnitResult, 'range'>>), fingerprint: plan.fingerprint };
 }
+
+/** Where each range field of a stored result is (a number there is an index, not a count). */
+const RANGE_KEYS = new Set(['range']);
 
 /** The stored result at the positions of `plan` (which must have the same fingerprint). */
 export function decodeResult(stored: StoredResult, plan: CheckPlan): UnitResult {
-    const at = (r: StoredRange): Range => (typeof r === 'number' ? plan.ranges[r] ?? plan.range : r);
-    const { fingerprint: _fp, diagnostics, ...rest } = stored;
+    const { fingerprint: _fp, ...rest } = stored;
     void _fp;
-    return {
-        ...rest,
-        range: plan.range,
-        diagnostics: diagnostics.map(d => ({ ...d, range: at(d.range), related: d.related.map(r => ({ ...r, range: at(r.range) })) })),
+    const at = (r: StoredRange): Range => (typeof r === 'number' ? plan.ranges[r] ?? plan.range : r);
+    const walk = (x: unknown): unknown => {
+        if (isRange(x)) return x;
+        if (Array.isArray(x)) return x.map(walk);
+        if (x !== null && typeof x === 'object') {
+            return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, RANGE_KEYS.has(k) && (typeof v === 'number' || isRange(v)) ? at(v as StoredRange) : walk(v)]));
+        }
+        return x;
     };
+    return { ...(walk(rest) as Omit<UnitResult, 'range'>), range: plan.range };
 }

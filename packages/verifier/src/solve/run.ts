@@ -74,6 +74,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
             const answer = await ask('houdini');
             if (answer === 'unsat') break;
             if (answer !== 'sat') {
+                if (process.env.CALVIN_DEBUG) console.error(`[houdini] gave up: ${answer}`);
                 // Houdini could not finish: no inferred invariant is trusted.
                 live.clear();
                 break;

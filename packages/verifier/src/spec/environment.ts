@@ -263,8 +263,19 @@ export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     return {
         kind: 'writable', field: f, clause: g.clauses[0], maps, frames, relation,
         origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
-        text: `${f.name}' != ${f.name} ==> (\\exists int j; j != 0 && j != tid; (${guardText})[tid := j])`,
+        text: otherThreadText(`${f.name}' != ${f.name}`, guardText),
     };
+}
+
+/**
+ * `lhs ==> (\exists int j; j != 0 && j != tid; P[tid := j])` as Calvin text,
+ * with the substitution done (j renamed if P already uses it), so that it can
+ * be pasted into an annotation.
+ */
+export function otherThreadText(lhs: string, guard: string): string {
+    let j = 'j';
+    for (let n = 1; new RegExp(`\\b${j}\\b`).test(guard); n++) j = `j${n}`;
+    return `${lhs} ==> (\\exists int ${j}; ${j} != 0 && ${j} != tid; ${guard.replace(/\btid\b/g, j)})`;
 }
 
 /**
