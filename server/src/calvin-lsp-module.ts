@@ -7,6 +7,7 @@ import { CalvinHoverProvider } from './calvin-hover.js';
 import { CalvinSemanticTokenProvider } from './calvin-semantic-tokens.js';
 import { CalvinDocumentBuilder, CalvinDocumentUpdateHandler } from './calvin-document-updates.js';
 import { CalvinCodeLensProvider, CalvinCommandHandler } from './verification/lsp-features.js';
+import { CalvinCodeActionProvider } from './quickfix/code-actions.js';
 import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
 
 export type CalvinLspServices = LangiumServices & CalvinAddedServices;
@@ -22,6 +23,7 @@ export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> 
         DefinitionProvider: (services) => new CalvinDefinitionProvider(services),
         ReferencesProvider: (services) => new CalvinReferencesProvider(services),
         CodeLensProvider: (services) => new CalvinCodeLensProvider(services),
+        CodeActionProvider: (services) => new CalvinCodeActionProvider(services),
     },
 };
 

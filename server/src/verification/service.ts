@@ -564,7 +564,11 @@ export function counterexampleText(d: Diagnostic): string {
 }
 
 function shownOf(result: UnitResult): Array<{ uri: string; diagnostic: Diagnostic }> {
-    return result.diagnostics.map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
+    // `data.check`: the check a diagnostic comes from (code actions re-run it)
+    return result.diagnostics.map(d => {
+        const lsp = toLsp(d);
+        return { uri: d.range.file, diagnostic: { ...lsp, data: { ...(lsp.data as object | undefined), check: result.key } } };
+    });
 }
 
 export function lspRange(r: { startLine: number; startChar: number; endLine: number; endChar: number }) {
