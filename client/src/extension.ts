@@ -10,6 +10,63 @@ const CLIENT_NAME = 'Calvin';
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel | undefined;
+let status: VerificationStatus | undefined;
+
+/** One check as `calvin/checkStatus` reports it (docs/protocol.md). */
+interface CheckStatus {
+    name: string;
+    key: string;
+    kind: 'abstraction' | 'thread' | 'init';
+    state: 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
+    cached: boolean;
+    timeMs?: number;
+}
+
+/**
+ * The status-bar item: the checks of every file the server reported on
+ * ("Calvin: 12/14 verified, checking T2…"); a click opens the menu.
+ */
+class VerificationStatus implements vscode.Disposable {
+    private readonly item = vscode.window.createStatusBarItem('calvin.status', vscode.StatusBarAlignment.Left, 10);
+    private readonly checks = new Map<string, CheckStatus[]>();
+
+    constructor() {
+        this.item.name = 'Calvin verification';
+        this.item.command = 'calvin.showStatusMenu';
+        this.render();
+        this.item.show();
+    }
+
+    update(uri: string, checks: CheckStatus[]): void {
+        if (checks.length === 0) this.checks.delete(uri);
+        else this.checks.set(uri, checks);
+        this.render();
+    }
+
+    clear(): void {
+        this.checks.clear();
+        this.render();
+    }
+
+    private render(): void {
+        const all = [...this.checks.values()].flat();
+        const verified = all.filter(c => c.state === 'verified').length;
+        const failed = all.filter(c => c.state === 'failed').length;
+        const unknown = all.filter(c => c.state === 'unknown' || c.state === 'error').length;
+        const running = all.filter(c => c.state === 'running' || c.state === 'queued');
+        let text = all.length === 0 ? 'Calvin' : `Calvin: ${verified}/${all.length} verified`;
+        if (running.length > 0) text += `, checking ${running.find(c => c.state === 'running')?.name ?? running[0].name}…`;
+        else if (failed > 0) text += `, ${failed} failed`;
+        else if (unknown > 0) text += `, ${unknown} not decided`;
+        const icon = running.length > 0 ? '$(sync~spin)' : failed > 0 ? '$(error)' : unknown > 0 ? '$(warning)' : all.length > 0 ? '$(check)' : '$(circle-outline)';
+        this.item.text = `${icon} ${text}`;
+        this.item.tooltip = all.length === 0 ? 'Calvin: no checks yet' : all.map(c => `${c.name}: ${c.state}${c.cached ? ' (cached)' : ''}${c.timeMs !== undefined ? `, ${c.timeMs} ms` : ''}`).join('\n');
+    }
+
+    dispose(): void {
+        this.item.dispose();
+    }
+}
 
 /** The `calvin.*` settings the server understands, as a plain (serializable) object. */
 function calvinSettings(): Record<string, unknown> {
@@ -18,6 +75,7 @@ function calvinSettings(): Record<string, unknown> {
         verifyOn: config.get<string>('verifyOn', 'change'),
         timeLimitMs: config.get<number>('timeLimitMs', 10000),
         maxWorkers: config.get<number>('maxWorkers', 0),
+        diskCache: config.get<boolean>('diskCache', true),
     };
 }
 
@@ -53,6 +111,7 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
     client = newClient;
     try {
         await newClient.start();
+        newClient.onNotification('calvin/checkStatus', (p: { uri: string; checks: CheckStatus[] }) => status?.update(p.uri, p.checks));
     } catch (err) {
         // A failed start must not surface as an activation exception: say what happened and where to look.
         client = undefined;
@@ -69,6 +128,7 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
 async function stopClient(): Promise<void> {
     const current = client;
     client = undefined;
+    status?.clear();
     if (!current) return;
     try {
         // dispose() also stops a running client; the timeout keeps a hung server from blocking shutdown.
@@ -84,9 +144,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output = channel;
     // One watcher for the extension's lifetime, shared by the clients of successive restarts.
     const watcher = vscode.workspace.createFileSystemWatcher('**/*.calvin');
+    status = new VerificationStatus();
+    // Client-side command ids differ from the server's (calvin.check.*), which the language client registers itself.
+    const reverifyFile = async () => {
+        const doc = vscode.window.activeTextEditor?.document;
+        if (!client || !doc || doc.languageId !== 'calvin') { void vscode.window.showInformationMessage('Calvin: open a .calvin file to verify it.'); return; }
+        await client.sendRequest('workspace/executeCommand', { command: 'calvin.check.runFile', arguments: [doc.uri.toString()] });
+    };
+    const cancel = async () => { if (client) await client.sendRequest('calvin/cancelChecks', {}); };
     context.subscriptions.push(
         channel,
         watcher,
+        status,
+        vscode.commands.registerCommand('calvin.reverifyFile', reverifyFile),
+        vscode.commands.registerCommand('calvin.cancelVerification', cancel),
+        vscode.commands.registerCommand('calvin.showStatusMenu', async () => {
+            const items: Array<vscode.QuickPickItem & { run: () => unknown }> = [
+                { label: '$(refresh) Re-verify file', description: 'run every check of the active file again, ignoring the cache', run: reverifyFile },
+                { label: '$(debug-stop) Cancel verification', description: 'stop the queued and running checks', run: cancel },
+                { label: '$(debug-restart) Restart server', run: () => vscode.commands.executeCommand('calvin.restartServer') },
+                { label: '$(output) Open log', run: () => channel.show(true) },
+            ];
+            const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Calvin' });
+            await pick?.run();
+        }),
         vscode.commands.registerCommand('calvin.restartServer', async () => {
             await stopClient();
             await startClient(context, channel, watcher);

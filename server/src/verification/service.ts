@@ -135,6 +135,17 @@ export class VerificationService {
         shared.workspace.TextDocuments.onDidSave(e => {
             if (this.settings.verifyOn === 'save') this.schedule([e.document.uri]);
         });
+        // Settings changed in the editor (workspace/didChangeConfiguration, section `calvin`).
+        shared.workspace.ConfigurationProvider.onConfigurationSectionUpdate(update => {
+            if (update.section !== 'calvin') return;
+            const before = JSON.stringify(this.settings);
+            this.configure(update.configuration);
+            if (JSON.stringify(this.settings) === before) return;
+            if (this.pool && this.settings.maxWorkers > 0) this.pool.resize(this.settings.maxWorkers);
+            this.resetCache();
+            // the time limit is part of every fingerprint: plan again
+            if (this.settings.verifyOn === 'change') this.schedule([...this.programOfUri.keys()]);
+        });
         connection.onShutdown(() => this.pool?.dispose());
         connection.onRequest('calvin/verifyCheck', async (p: { uri: string; name?: string; key?: string; timeLimitMs?: number }) =>
             this.verifyCheck(p.uri, p.key ?? p.name ?? '', p.timeLimitMs));

@@ -59,12 +59,39 @@ export class CheckPool {
     private disposed = false;
 
     constructor(private readonly script: string, workers: number) {
-        this.slots = Array.from({ length: Math.max(1, workers) }, () => new Slot());
+        this.target = Math.max(1, workers);
+        this.slots = Array.from({ length: this.target }, () => new Slot());
         for (const s of this.slots) this.start(s);
     }
 
     get size(): number {
         return this.slots.length;
+    }
+
+    /** Run this many workers from now on (busy ones stop after their check). */
+    resize(workers: number): void {
+        this.target = Math.max(1, Math.floor(workers));
+        while (this.slots.length < this.target) {
+            const slot = new Slot();
+            this.slots.push(slot);
+            this.start(slot);
+        }
+        this.retire();
+        this.pump();
+    }
+
+    private target = 0;
+
+    /** Stop idle workers beyond the target. */
+    private retire(): void {
+        for (let i = this.slots.length - 1; i >= 0 && this.slots.length > this.target; i--) {
+            const slot = this.slots[i];
+            if (slot.running) continue;
+            this.slots.splice(i, 1);
+            slot.expectedExit = true;
+            void slot.worker?.terminate().catch(() => undefined);
+            slot.worker = undefined;
+        }
     }
 
     /** Queue a check; the promise settles with its result, or `cancelled`. */
@@ -167,6 +194,7 @@ export class CheckPool {
         slot.running = undefined;
         for (const t of r.timers) clearTimeout(t);
         r.resolve(r.cancelled && outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed' ? { kind: 'cancelled' } : outcome);
+        if (this.slots.length > this.target) this.retire();
         this.pump();
     }
 
@@ -233,7 +261,7 @@ export class CheckPool {
         slot.worker = undefined;
         void w?.terminate().catch(() => undefined);
         this.settle(slot, outcome);
-        this.start(slot);
+        if (this.slots.includes(slot)) this.start(slot); // unless it was retired meanwhile
         this.pump();
     }
 }
