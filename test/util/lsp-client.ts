@@ -281,6 +281,26 @@ export class LspClient {
         return this.latest.get(uri);
     }
 
+    /**
+     * Wait until every check of `uri` has a final state (not stale, queued or
+     * running) and its latest diagnostics no longer say "verifying"; returns
+     * the latest diagnostics. `minChecks`: how many checks the file has.
+     */
+    async checksDone(uri: string, timeoutMs = 60_000, minChecks = 1): Promise<Diagnostic[]> {
+        const FINAL = new Set(['verified', 'failed', 'unknown', 'error']);
+        const done = () => {
+            const st = this.status.get(uri);
+            const diags = this.latest.get(uri);
+            return st !== undefined && st.checks.length >= minChecks && st.checks.every(c => FINAL.has(c.state))
+                && diags !== undefined && !diags.diagnostics.some(d => d.code === 'verifying');
+        };
+        if (!(await this.until(done, timeoutMs))) {
+            throw new Error(`the checks of ${uri} did not finish within ${timeoutMs} ms: ${JSON.stringify(this.status.get(uri)?.checks.map(c => [c.name, c.state]))}`
+                + `; diagnostics: ${JSON.stringify(this.latest.get(uri)?.diagnostics.map(d => [d.code, d.range.start.line]))}${this.diagnosticsForFailure()}`);
+        }
+        return this.latest.get(uri)!.diagnostics;
+    }
+
     /** A request with a time-out; errors carry the server's stderr. */
     async request<R = unknown>(method: string, params: unknown, timeoutMs = 10_000): Promise<R> {
         this.assertAlive();

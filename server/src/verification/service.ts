@@ -528,8 +528,9 @@ export class VerificationService {
     private republish(uri: string): void {
         const doc = this.shared.workspace.LangiumDocuments.all.find(d => d.uri.toString() === uri);
         if (!doc || doc.state < DocumentState.Validated) return;
-        this.publishRaw({ uri, diagnostics: [...(doc.diagnostics ?? []), ...this.extra(uri)] });
+        // the status first: a client that sees the diagnostics then knows the states behind them
         this.statusChanged(uri);
+        this.publishRaw({ uri, diagnostics: [...(doc.diagnostics ?? []), ...this.extra(uri)] });
     }
 
     private statusChanged(uri: string): void {

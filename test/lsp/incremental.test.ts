@@ -1,0 +1,217 @@
+// Incremental verification in the language server (issue 4), end to end: the
+// bundled server over stdio, a real LSP client, the real Z3 in check workers.
+// What is asserted comes from `calvin/checkStatus` (docs/protocol.md) and the
+// published diagnostics, compared exactly.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type * as lsp from 'vscode-languageserver-protocol';
+import { EXAMPLES } from '../util/paths.js';
+import { checkDiagnostics, fileUri, LspClient, type CheckStatusParams } from '../util/lsp-client.js';
+
+const SIMPLE_LOCK = fs.readFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), 'utf8');
+
+function tempWorkspace(files: Record<string, string>): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-ide-'));
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    return dir;
+}
+
+function replaceOnce(text: string, from: string, to: string): string {
+    const i = text.indexOf(from);
+    assert.ok(i >= 0 && text.indexOf(from, i + 1) < 0, `'${from}' must occur exactly once`);
+    return text.slice(0, i) + to + text.slice(i + from.length);
+}
+
+/** The checks that were queued or running in these status notifications. */
+function ran(log: CheckStatusParams[], uri: string): string[] {
+    const names = new Set<string>();
+    for (const p of log) if (p.uri === uri) for (const c of p.checks) if (c.state === 'queued' || c.state === 'running') names.add(c.name);
+    return [...names].sort();
+}
+
+function states(client: LspClient, uri: string): Array<[string, string, boolean]> {
+    return (client.status.get(uri)?.checks ?? []).map(c => [c.name, c.state, c.cached]);
+}
+
+/** Send an edit and wait until its checks have finished. */
+async function edit(client: LspClient, uri: string, text: string, version: number): Promise<lsp.Diagnostic[]> {
+    const seen = client.published.length;
+    await client.change(uri, text, version);
+    // the front end's publication for this text says "verifying" until the checks are planned and done
+    await client.until(() => client.published.slice(seen).some(p => p.uri === uri && p.diagnostics.some(d => d.code === 'verifying')), 20_000);
+    return client.checksDone(uri, 120_000);
+}
+
+const ALL_VERIFIED = (cached: boolean): Array<[string, string, boolean]> => [
+    ['initialization', 'verified', cached], ['Mutex.acquire', 'verified', cached], ['Mutex.release', 'verified', cached],
+    ['T1', 'verified', cached], ['T2', 'verified', cached],
+];
+
+describe('incremental verification: caching', () => {
+    const dir = tempWorkspace({ 'lock.calvin': SIMPLE_LOCK });
+    const uri = fileUri(path.join(dir, 'lock.calvin'));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it('verifies a workspace, then reopens it from the disk cache without running anything', async () => {
+        const first = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1 } });
+        try {
+            await first.open(uri, SIMPLE_LOCK);
+            checkDiagnostics(await first.checksDone(uri, 120_000, 5), []);
+            assert.deepEqual(states(first, uri), ALL_VERIFIED(false));
+            assert.deepEqual(ran(first.statusLog, uri), ['Mutex.acquire', 'Mutex.release', 'T1', 'T2', 'initialization']);
+        } finally {
+            await first.shutdown();
+        }
+        assert.ok(fs.existsSync(path.join(dir, '.calvin-cache', '.gitignore')), 'the cache ignores itself for git');
+
+        const second = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1 } });
+        try {
+            await second.open(uri, SIMPLE_LOCK);
+            checkDiagnostics(await second.checksDone(uri, 60_000, 5), []);
+            assert.deepEqual(states(second, uri), ALL_VERIFIED(true));
+            assert.deepEqual(ran(second.statusLog, uri), [], 'nothing runs when every fingerprint is cached');
+
+            // A comment and whitespace edit: every fingerprint stays, nothing runs.
+            let log = second.statusLog.length;
+            const commented = `// a comment\n\n${SIMPLE_LOCK.replace('x++;', 'x++;   // more')}`;
+            checkDiagnostics(await edit(second, uri, commented, 2), []);
+            assert.deepEqual(ran(second.statusLog.slice(log), uri), []);
+            // the checks moved down with the text
+            const t1 = second.status.get(uri)!.checks.find(c => c.name === 'T1')!;
+            assert.equal(t1.range.start.line, SIMPLE_LOCK.split('\n').findIndex(l => l.startsWith('thread T1')) + 2);
+
+            // An edit inside release's body: only release's own check runs (the threads use its abstraction).
+            log = second.statusLog.length;
+            const released = replaceOnce(commented, '    m = 0;', '    int unused = 1;\n    m = 0;');
+            checkDiagnostics(await edit(second, uri, released, 3), []);
+            assert.deepEqual(ran(second.statusLog.slice(log), uri), ['Mutex.release']);
+            assert.deepEqual(states(second, uri).map(([n, s]) => [n, s]), ALL_VERIFIED(false).map(([n, s]) => [n, s]));
+
+            // An edit in T2: only T2 runs.
+            log = second.statusLog.length;
+            const t2 = replaceOnce(released, '  x = 0;', '  x = 0;\n  int y = x;');
+            checkDiagnostics(await edit(second, uri, t2, 4), []);
+            assert.deepEqual(ran(second.statusLog.slice(log), uri), ['T2']);
+
+            // A change to an environment clause: every check whose E(p) contains it runs again.
+            log = second.statusLog.length;
+            const env = replaceOnce(t2, "//@ environment m == tid ==> m' == m;", "//@ environment m == tid ==> m' == m && true;");
+            checkDiagnostics(await edit(second, uri, env, 5), []);
+            assert.deepEqual(ran(second.statusLog.slice(log), uri), ['Mutex.acquire', 'Mutex.release', 'T1', 'T2']);
+        } finally {
+            await second.shutdown();
+        }
+    });
+});
+
+// Checks that no solver finishes quickly: cubes (Fermat) are beyond Z3's nonlinear arithmetic in seconds.
+const SLOW = `/*@ abstraction { requires a > 0 && b > 0 && c > 0; } */
+void slow(int a, int b, int c) {
+  //@ assert a * a * a + b * b * b != c * c * c;
+}
+`;
+
+describe('incremental verification: cancellation and time-outs', () => {
+    let client: LspClient;
+    const dir = tempWorkspace({});
+    const uri = fileUri(path.join(dir, 'slow.calvin'));
+    before(async () => {
+        client = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, timeLimitMs: 20_000, diskCache: false } });
+    });
+    after(async () => {
+        await client?.shutdown();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('an edit while a slow check runs cancels it at once, and its result is never shown', async () => {
+        await client.open(uri, SLOW);
+        assert.ok(await client.until(() => client.status.get(uri)?.checks.some(c => c.name === 'slow' && c.state === 'running') ?? false, 30_000), 'the slow check runs');
+        await new Promise(r => setTimeout(r, 1000));
+        const log = client.statusLog.length;
+        const published = client.published.length;
+        const t0 = Date.now();
+        // Now the assertion is easy: a failure, found in well under a second once the worker is free.
+        const easy = SLOW.replace('a * a * a + b * b * b != c * c * c', 'a + b != c');
+        await client.change(uri, easy, 2);
+        const diags = await client.waitForDiagnostics(uri, p => p.diagnostics.some(d => d.code === 'assert'), 15_000);
+        const latency = Date.now() - t0;
+        // One worker: had the slow check not been stopped, the new one would wait for its 20 s limit.
+        assert.ok(latency < 8_000, `the new result took ${latency} ms`);
+        checkDiagnostics(diags.diagnostics, [{ code: 'assert', range: [2, 6, 2, 23], message: "assertion 'a + b != c' may fail" }]);
+        // Stay past the old check's time limit: its 'unknown' must never appear.
+        await new Promise(r => setTimeout(r, 3000));
+        const after = client.statusLog.slice(log).filter(p => p.uri === uri).flatMap(p => p.checks).filter(c => c.name === 'slow').map(c => c.state);
+        assert.ok(!after.includes('unknown') && !after.includes('verified'), `states after the edit: ${after.join(', ')}`);
+        assert.ok(!client.published.slice(published).some(p => p.diagnostics.some(d => d.code === 'unknown')), 'no stale unknown was published');
+        assert.deepEqual(states(client, uri), [['slow', 'failed', false]]);
+    });
+
+    it('a check that runs out of time is unknown, with a warning at its name and a re-run quick fix', async () => {
+        await client.notify('workspace/didChangeConfiguration', { settings: { calvin: { verifyOn: 'change', maxWorkers: 1, timeLimitMs: 1500, diskCache: false } } });
+        await edit(client, uri, SLOW + '\n', 3);
+        const diags = client.latest.get(uri)!.diagnostics;
+        checkDiagnostics(diags, [{ code: 'unknown', severity: 2, range: [1, 5, 1, 9], message: /ran out of time/ }]);
+        assert.deepEqual(states(client, uri), [['slow', 'unknown', false]]);
+        const lenses = await client.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+        assert.deepEqual(lenses.map(l => l.command?.title), ['? time-out — raise calvin.timeLimitMs']);
+        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: diags[0].range, context: { diagnostics: diags } });
+        const rerun = actions.find(a => a.title.startsWith('Re-run with a longer time limit'));
+        assert.ok(rerun?.command, JSON.stringify(actions.map(a => a.title)));
+        assert.deepEqual(rerun.command.arguments, [uri, 'abstraction:slow', 6000]);
+    });
+});
+
+describe('hover and quick fixes from the verifier', () => {
+    let client: LspClient;
+    const dir = tempWorkspace({});
+    before(async () => {
+        client = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+    });
+    after(async () => {
+        await client?.shutdown();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("shows T1's environment assumption with where each conjunct comes from", async () => {
+        const uri = fileUri(path.join(dir, 'simple_lock_ok.calvin'));
+        await client.open(uri, SIMPLE_LOCK);
+        await client.checksDone(uri, 120_000, 5);
+        const line = SIMPLE_LOCK.split('\n').findIndex(l => l.startsWith('thread T1'));
+        const hover = await client.request<lsp.Hover>('textDocument/hover', { textDocument: { uri }, position: { line, character: 7 } });
+        const md = (hover.contents as lsp.MarkupContent).value;
+        const block = /\*\*E\(T1\)\*\*[^`]*```calvin\n([\s\S]*?)```/.exec(md)?.[1] ?? '';
+        const lines = block.split('\n');
+        const origin = (conjunct: string) => lines[lines.indexOf(`${conjunct};`) - 1];
+        assert.match(origin("Mutex.m == tid ==> x' == x") ?? '', /^\/\/ environment of the program \(line 24\)/, md);
+        assert.match(origin("m == tid ==> m' == m") ?? '', /^\/\/ environment of class Mutex \(line 5\)/, md);
+        assert.match(md, /\*\*I\(T1\)\*\*[\s\S]*Mutex\.m == 0 ==> x >= 0;/);
+        assert.match(md, /\*\*Guarantee\*\*/);
+        assert.match(md, /Check T1: ✓ verified/);
+        // on the call: the abstraction inlined there
+        const call = SIMPLE_LOCK.split('\n').findIndex((l, i) => i > line && l.includes('Mutex.acquire()'));
+        const h2 = await client.request<lsp.Hover>('textDocument/hover', { textDocument: { uri }, position: { line: call, character: SIMPLE_LOCK.split('\n')[call].indexOf('acquire') } });
+        assert.match((h2.contents as lsp.MarkupContent).value, /\*\*Inlined here\*\*[\s\S]*step \[m\] m == 0 && m' == tid;/);
+    });
+
+    it('inserts an abstraction stub that the checker accepts (Mutex.acquire of simple_lock_ok)', async () => {
+        const uri = fileUri(path.join(dir, 'stub.calvin'));
+        const stripped = replaceOnce(SIMPLE_LOCK, "  /*@ abstraction {\n        step [m] m == 0 && m' == tid;\n      } */\n", '');
+        await client.open(uri, stripped);
+        await client.checksDone(uri, 120_000, 4);
+        const lines = stripped.split('\n');
+        const line = lines.findIndex(l => l.includes('Mutex.acquire()'));
+        const pos = { line, character: lines[line].indexOf('acquire') };
+        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: pos, end: pos }, context: { diagnostics: [] } });
+        const stub = actions.find(a => a.title === "Insert abstraction stub for 'acquire'");
+        assert.ok(stub?.edit?.changes?.[uri], JSON.stringify(actions));
+        const [e] = stub.edit.changes[uri];
+        assert.equal(e.newText, "  /*@ abstraction {\n        step [m] m == 0 && m' == tid;\n      } */\n");
+        const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+        const fixed = stripped.slice(0, offset(e.range.start)) + e.newText + stripped.slice(offset(e.range.end));
+        checkDiagnostics(await edit(client, uri, fixed, 2), []);
+        assert.deepEqual(states(client, uri).map(([n, s]) => [n, s]), ALL_VERIFIED(false).map(([n, s]) => [n, s]));
+    });
+});
