@@ -200,13 +200,25 @@ describe('extension manifest (client/package.json)', () => {
         assert.deepEqual(props['calvin.trace.server'].enum, ['off', 'messages', 'verbose']);
     });
 
-    it('contributes the restart and output commands', () => {
+    it('contributes the restart, output and verification commands', () => {
         const commands = manifest.contributes.commands.map((c: { command: string; category?: string; title: string }) =>
             [c.command, `${c.category ? c.category + ': ' : ''}${c.title}`]);
         assert.deepEqual(Object.fromEntries(commands), {
             'calvin.restartServer': 'Calvin: Restart Language Server',
             'calvin.showOutput': 'Calvin: Show Output',
+            'calvin.reverifyFile': 'Calvin: Re-verify File',
+            'calvin.cancelVerification': 'Calvin: Cancel Verification',
+            'calvin.showStatusMenu': 'Calvin: Show Verification Menu',
         });
+        // the server's own commands (code lenses) are registered by the language client: no clash
+        for (const [id] of commands) assert.ok(!id.startsWith('calvin.check.') && !id.startsWith('calvin.counterexample.'), id);
+    });
+
+    it('contributes the verification settings', () => {
+        const props = manifest.contributes.configuration.properties;
+        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verifyOn']);
+        assert.equal(props['calvin.timeLimitMs'].default, 10000);
+        assert.deepEqual(props['calvin.verifyOn'].enum, ['change', 'save', 'never']);
     });
 });
 
@@ -249,13 +261,16 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
     it('activates with a stub vscode, registers its commands and reports a missing server clearly', async () => {
         const errors: string[] = [];
         const commands = new Map<string, unknown>();
+        const statusItem = { created: false, shown: false, text: '', show() { this.shown = true; }, dispose() { /* nothing */ } };
         const disposable = { dispose() { /* nothing */ } };
         const channel = new Proxy({}, { get: () => () => undefined });
         const known: Record<string, unknown> = {
+            StatusBarAlignment: { Left: 1, Right: 2 },
             window: {
                 createOutputChannel: () => channel,
                 showErrorMessage: async (message: string) => { errors.push(message); return undefined; },
                 setStatusBarMessage: () => disposable,
+                createStatusBarItem: () => { statusItem.created = true; return statusItem; },
             },
             commands: { registerCommand: (id: string, fn: unknown) => { commands.set(id, fn); return disposable; } },
             workspace: {
@@ -278,7 +293,9 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
                 asAbsolutePath: (p: string) => path.join(os.tmpdir(), 'calvin-no-such-extension', p),
             };
             await ext.activate(context);
-            assert.deepEqual([...commands.keys()].sort(), ['calvin.restartServer', 'calvin.showOutput']);
+            assert.deepEqual([...commands.keys()].sort(), ['calvin.cancelVerification', 'calvin.restartServer', 'calvin.reverifyFile', 'calvin.showOutput', 'calvin.showStatusMenu']);
+            assert.ok(statusItem.shown, 'the status-bar item is shown');
+            assert.match(statusItem.text, /Calvin/);
             assert.equal(errors.length, 1);
             assert.match(errors[0]!, /Calvin: the language server is missing .*npm run build/);
             // The output channel and the .calvin watcher are disposed with the extension.
