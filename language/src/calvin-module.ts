@@ -33,7 +33,7 @@ export const CalvinModule: Module<CalvinServices, PartialLangiumCoreServices & C
         DocumentValidator: (services) => new CalvinDocumentValidator(services),
     },
     types: {
-        TypeSystem: () => new CalvinTypeSystem(),
+        TypeSystem: (services) => new CalvinTypeSystem(services.shared),
     },
 };
 

@@ -1,6 +1,7 @@
-import type { LangiumDocument } from 'langium';
-import { URI } from 'langium';
-import { CalvinDocumentBuilder as CalvinCoreDocumentBuilder } from '@calvin/language';
+import type { Cancellation, LangiumDocument } from 'langium';
+import { DocumentState, URI } from 'langium';
+import { LSPErrorCodes, ResponseError } from 'vscode-languageserver';
+import { CalvinDocumentBuilder as CalvinCoreDocumentBuilder, programSignatures } from '@calvin/language';
 import type { LangiumSharedServices } from 'langium/lsp';
 import { DefaultDocumentUpdateHandler } from 'langium/lsp';
 import type { TextDocumentChangeEvent } from 'vscode-languageserver';
@@ -18,9 +19,32 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
     private timer: ReturnType<typeof setTimeout> | undefined;
     private readonly builder: CalvinDocumentBuilder;
 
-    constructor(services: LangiumSharedServices) {
-        super(services);
-        this.builder = services.workspace.DocumentBuilder as CalvinDocumentBuilder;
+    /** Per file: the program signature (programs.ts) it was last validated under. */
+    private readonly validatedWith = new Map<string, string>();
+    private readonly validatedNow = new Set<string>();
+
+    constructor(private readonly shared: LangiumSharedServices) {
+        super(shared);
+        this.builder = shared.workspace.DocumentBuilder as CalvinDocumentBuilder;
+        // Cross-file checks (duplicate names in one program, names declared in several files)
+        // depend on other files: a file whose program an edit elsewhere changed is validated again.
+        this.builder.onDocumentPhase(DocumentState.Validated, doc => { this.validatedNow.add(doc.uri.toString()); });
+        this.builder.onBuildPhase(DocumentState.Validated, () => this.revalidateChangedPrograms());
+    }
+
+    private revalidateChangedPrograms(): void {
+        const current = programSignatures(this.shared.workspace.LangiumDocuments.all);
+        const stale: URI[] = [];
+        for (const [uri, signature] of current) {
+            if (this.validatedNow.has(uri)) this.validatedWith.set(uri, signature);
+            else if (this.validatedWith.has(uri) && this.validatedWith.get(uri) !== signature) {
+                this.validatedWith.set(uri, signature);
+                stale.push(URI.parse(uri));
+            }
+        }
+        this.validatedNow.clear();
+        for (const uri of this.validatedWith.keys()) if (!current.has(uri)) this.validatedWith.delete(uri);
+        if (stale.length > 0) setTimeout(() => this.fireDocumentUpdate(stale, []), 0);
     }
 
     override didChangeContent(change: TextDocumentChangeEvent<TextDocument>): void {
@@ -43,6 +67,26 @@ export class CalvinDocumentBuilder extends CalvinCoreDocumentBuilder {
 
     markEdited(uri: string): void {
         this.lastEdited = uri;
+    }
+
+    /**
+     * A request for a document that an edit has just reset (its rebuild is
+     * queued behind the workspace lock) waits for that rebuild, instead of
+     * Langium's "document state ... but workspace state is already ..."
+     * failure; after a while it gives up with ContentModified, which editors
+     * handle by asking again.
+     */
+    protected override awaitDocumentState(state: DocumentState, uri: URI, cancelToken: Cancellation.CancellationToken): Promise<URI> {
+        const document = this.langiumDocuments.getDocument(uri);
+        if (!document || document.state >= state || cancelToken.isCancellationRequested || this.currentState < state) {
+            return super.awaitDocumentState(state, uri, cancelToken);
+        }
+        return new Promise<URI>((resolve, reject) => {
+            const done = (f: () => void) => { clearTimeout(timer); phase.dispose(); cancel.dispose(); f(); };
+            const phase = this.onDocumentPhase(state, doc => { if (doc.uri.toString() === uri.toString()) done(() => resolve(doc.uri)); });
+            const cancel = cancelToken.onCancellationRequested(() => done(() => reject(new ResponseError(LSPErrorCodes.RequestCancelled, 'cancelled'))));
+            const timer = setTimeout(() => done(() => reject(new ResponseError(LSPErrorCodes.ContentModified, `${uri.toString()} is being rebuilt`))), 10_000);
+        });
     }
 
     protected override sortDocuments(documents: LangiumDocument[]): LangiumDocument[] {

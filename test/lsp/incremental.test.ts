@@ -107,6 +107,30 @@ describe('incremental verification: caching', () => {
     });
 });
 
+describe('incremental verification: diagnostics follow the text', () => {
+    it('a failure moves with a whitespace edit on its line, without running anything', async () => {
+        const text = fs.readFileSync(path.join(EXAMPLES, 'vector_race.calvin'), 'utf8');
+        const client = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            const uri = fileUri(path.join(os.tmpdir(), 'calvin-follow', 'vector_race.calvin'));
+            await client.open(uri, text);
+            const before = await client.checksDone(uri, 120_000, 3);
+            const line = text.split('\n').findIndex(l => l.includes('if (elementData[i] == elem)'));
+            const bounds = before.find(d => d.code === 'bounds');
+            assert.equal(bounds?.range.start.line, line, JSON.stringify(before));
+            const log = client.statusLog.length;
+            const shifted = replaceOnce(text, '      if (elementData[i] == elem)', '        if (elementData[i] == elem)');
+            const after = await edit(client, uri, shifted, 2);
+            assert.deepEqual(ran(client.statusLog.slice(log), uri), []);
+            const moved = after.find(d => d.code === 'bounds');
+            assert.deepEqual(moved?.range, { start: { line, character: bounds!.range.start.character + 2 }, end: { line, character: bounds!.range.end.character + 2 } });
+            assert.deepEqual(after.map(d => [d.code, d.range.start.line]).sort(), before.map(d => [d.code, d.range.start.line]).sort());
+        } finally {
+            await client.shutdown();
+        }
+    });
+});
+
 // Checks that no solver finishes quickly: cubes (Fermat) are beyond Z3's nonlinear arithmetic in seconds.
 const SLOW = `/*@ abstraction { requires a > 0 && b > 0 && c > 0; } */
 void slow(int a, int b, int c) {

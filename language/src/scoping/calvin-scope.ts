@@ -1,5 +1,5 @@
 import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, ReferenceInfo, Scope } from 'langium';
-import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, WorkspaceCache } from 'langium';
+import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, MultiMapScope, WorkspaceCache } from 'langium';
 import * as ast from '../generated/ast.js';
 import { annotatedTarget, classFields, classMethods, globalFields, isMethodSpecClause } from '../ast-utils.js';
 import { topLevelDeclarations } from '../workspace/programs.js';
@@ -49,6 +49,21 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
         this.documents = services.shared.workspace.LangiumDocuments;
         this.fileScopes = new WorkspaceCache(services.shared);
         this.classScopes = new WorkspaceCache(services.shared);
+    }
+
+    /**
+     * The names of every file, in the order of the files' URIs: where several
+     * files declare a name (each is its own program), which one another file
+     * sees does not depend on the order in which the files were loaded or
+     * edited (the editor and the CLI agree).
+     */
+    protected override getGlobalScope(referenceType: string, _context: ReferenceInfo): Scope {
+        return this.globalScopeCache.get(referenceType, () => {
+            const elements = this.indexManager.allElements(referenceType).toArray();
+            const uri = (d: AstNodeDescription) => d.documentUri.toString();
+            elements.sort((a, b) => (uri(a) < uri(b) ? -1 : uri(a) > uri(b) ? 1 : 0));
+            return new MultiMapScope(elements);
+        });
     }
 
     override getScope(context: ReferenceInfo): Scope {

@@ -1,4 +1,4 @@
-import type { AstNode } from 'langium';
+import type { AstNode, LangiumSharedCoreServices } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
 import { methodOfClause } from '../ast-utils.js';
@@ -98,11 +98,17 @@ export function typeOfDeclaration(decl: ast.NamedElement): CalvinType {
 }
 
 /**
- * Infers expression types. Results are cached per node; the cache is keyed by
- * the AST node, which Langium replaces on every re-parse, so it never goes stale.
+ * Infers expression types. Results are cached per node until the workspace
+ * changes: a re-parse replaces the nodes, but an edit of another file may
+ * relink a file without re-parsing it (its names may now resolve elsewhere),
+ * so the cache is dropped on every update of the workspace.
  */
 export class CalvinTypeSystem {
-    private readonly cache = new WeakMap<AstNode, CalvinType>();
+    private cache = new WeakMap<AstNode, CalvinType>();
+
+    constructor(shared?: LangiumSharedCoreServices) {
+        shared?.workspace.DocumentBuilder.onUpdate(() => { this.cache = new WeakMap(); });
+    }
 
     /** The type of an expression; ERROR for a missing one (cut short by a syntax error). */
     typeOf(expr: ast.Expression | undefined): CalvinType {

@@ -56,3 +56,38 @@ export function topLevelDeclarations(program: ast.Program): Array<ast.NamedEleme
     }
     return result;
 }
+
+/**
+ * What a file's cross-file checks depend on, per file: the files of its
+ * program, and the top-level names declared in more than one file (language.md
+ * §2). A file validated under another signature must be validated again (the
+ * language server does so when another file's edit changes it).
+ */
+export function programSignatures(all: Iterable<LangiumDocument>): Map<string, string> {
+    const docs = [...all].filter(d => !isBuiltinUri(d.uri));
+    const parent = new Map<string, string>(docs.map(d => [d.uri.toString(), d.uri.toString()]));
+    const find = (u: string): string => {
+        let r = u;
+        while (parent.get(r) !== r) r = parent.get(r)!;
+        parent.set(u, r);
+        return r;
+    };
+    const declaredIn = new Map<string, Set<string>>();
+    for (const d of docs) {
+        for (const target of referencedDocuments(d)) if (parent.has(target)) parent.set(find(d.uri.toString()), find(target));
+        for (const n of topLevelDeclarations(d.parseResult.value as ast.Program)) {
+            const files = declaredIn.get(n.name) ?? new Set<string>();
+            files.add(d.uri.toString());
+            declaredIn.set(n.name, files);
+        }
+    }
+    const shared = [...declaredIn].filter(([, files]) => files.size > 1).map(([name, files]) => `${name}:${[...files].sort().join(',')}`).sort().join(';');
+    const groups = new Map<string, string[]>();
+    for (const d of docs) {
+        const root = find(d.uri.toString());
+        groups.set(root, [...(groups.get(root) ?? []), d.uri.toString()]);
+    }
+    const out = new Map<string, string>();
+    for (const d of docs) out.set(d.uri.toString(), `${groups.get(find(d.uri.toString()))!.sort().join(',')}|${shared}`);
+    return out;
+}

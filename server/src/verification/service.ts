@@ -80,6 +80,8 @@ interface TrackedProgram {
     checks: Map<string, TrackedCheck>;
     /** `unchecked` infos. */
     infos: Array<{ uri: string; diagnostic: Diagnostic }>;
+    /** The front end reports errors: nothing is verified, no verification result is shown (as in the CLI). */
+    frontEndErrors: boolean;
 }
 
 const DEBOUNCE_MS = 300;
@@ -355,13 +357,14 @@ export class VerificationService {
         }
         let program = this.programs.get(id);
         if (!program) {
-            program = { uris, version: 0, checks: new Map(), infos: [] };
+            program = { uris, version: 0, checks: new Map(), infos: [], frontEndErrors: false };
             this.programs.set(id, program);
         }
         program.version = ++this.versionCounter;
         const hasErrors = group.some(d => (d.diagnostics ?? []).some(x => (x.severity ?? 1) === 1));
+        program.frontEndErrors = hasErrors;
         if (hasErrors) {
-            // not verified until the front end is happy; earlier results stay, marked stale
+            // not verified until the front end is happy: the checks are stale, their diagnostics hidden (as in the CLI)
             for (const c of program.checks.values()) {
                 if (c.job) { this.pool?.cancel(c.job.id); c.job = undefined; }
                 c.state = 'stale';
@@ -386,14 +389,16 @@ export class VerificationService {
             const old = previous.get(plan.key);
             previous.delete(plan.key);
             const check: TrackedCheck = old ?? { plan, uri: plan.range.file, state: 'stale', cached: false, current: false, shown: [] };
-            const samePlan = old?.current && old.result && old.plan.fingerprint === plan.fingerprint;
+            const oldPlan = old?.plan; // (check is old: its plan is replaced just below)
+            const samePlan = old?.current && old.result && oldPlan!.fingerprint === plan.fingerprint;
             check.plan = plan;
             check.uri = plan.range.file;
             program.checks.set(plan.key, check);
             if (samePlan) {
                 // unchanged: its result at the new positions
-                check.result = { ...check.result!, ...decodeResult(encodeResult(check.result!, old!.plan), plan) };
+                check.result = { ...check.result!, ...decodeResult(encodeResult(check.result!, oldPlan!), plan) };
                 check.shown = shownOf(check.result);
+                if (check.state !== check.result.status) { check.state = check.result.status; this.statusChanged(check.uri); }
                 continue;
             }
             const stored = this.cache.get(plan.fingerprint);
@@ -506,7 +511,7 @@ export class VerificationService {
                 message: 'Calvin is verifying this file…',
             });
         }
-        if (!program) return out;
+        if (!program || program.frontEndErrors) return out;
         const seen = new Set<string>();
         for (const c of program.checks.values()) {
             for (const s of c.shown) {
