@@ -8,7 +8,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
-import { EXAMPLES } from '../util/paths.js';
+import { EXAMPLES, SHARED_EXAMPLES } from '../util/paths.js';
+import { cliDiagnostics, publishedKeys } from '../util/cli-diagnostics.js';
 import { checkDiagnostics, fileUri, LspClient, type CheckStatusParams } from '../util/lsp-client.js';
 
 const SIMPLE_LOCK = fs.readFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), 'utf8');
@@ -103,6 +104,44 @@ describe('incremental verification: caching', () => {
             assert.deepEqual(ran(second.statusLog.slice(log), uri), ['Mutex.acquire', 'Mutex.release', 'T1', 'T2']);
         } finally {
             await second.shutdown();
+        }
+    });
+});
+
+describe('incremental verification: the workspace', () => {
+    const names = fs.readdirSync(SHARED_EXAMPLES).filter(f => f.endsWith('.calvin')).sort();
+    const dir = tempWorkspace(Object.fromEntries(names.map(n => [n, fs.readFileSync(path.join(SHARED_EXAMPLES, n), 'utf8')])));
+    const uris = new Map(names.map(n => [n, fileUri(path.join(dir, n))]));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("verifies the files nobody opened, the open one first, with the CLI's diagnostics", async () => {
+        const client = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            // Once the workspace's checks are queued, the last file in its order is opened.
+            const opened = names.at(-1)!;
+            const openedUri = uris.get(opened)!;
+            assert.ok(await client.until(() => client.status.get(openedUri)?.checks.some(c => c.state === 'queued') ?? false, 60_000), 'the workspace is queued');
+            await client.open(openedUri, fs.readFileSync(path.join(dir, opened), 'utf8'));
+            const final = (c: { state: string }) => c.state !== 'stale' && c.state !== 'queued' && c.state !== 'running';
+            const quiet = () => [...uris.values()].every(u => {
+                const d = client.latest.get(u);
+                const checks = client.status.get(u)?.checks ?? [];
+                return d !== undefined && !d.diagnostics.some(x => x.code === 'verifying') && checks.length > 0 && checks.every(final);
+            });
+            assert.ok(await client.until(quiet, 180_000), 'every file of the workspace is verified');
+            assert.deepEqual(publishedKeys(client, uris), cliDiagnostics(dir).keys);
+
+            // The open file's checks moved ahead of the workspace's: when the last of them
+            // ended, only the checks already running or ending when it was opened had ended too.
+            const openedDone = client.statusLog.findIndex(p => p.uri === openedUri && p.checks.length > 0 && p.checks.every(final));
+            const othersDone = new Set<string>();
+            for (const p of client.statusLog.slice(0, openedDone)) {
+                if (p.uri !== openedUri) for (const c of p.checks) if (final(c)) othersDone.add(`${p.uri} ${c.key}`);
+            }
+            const all = names.reduce((n, f) => n + (client.status.get(uris.get(f)!)?.checks.length ?? 0), 0);
+            assert.ok(othersDone.size <= 2, `${othersDone.size} of the workspace's ${all} checks ended before the open file's: ${[...othersDone].join(', ')}`);
+        } finally {
+            await client.shutdown();
         }
     });
 });

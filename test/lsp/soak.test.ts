@@ -5,12 +5,11 @@
 // between the 100th and the 1,000th edit.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type * as lsp from 'vscode-languageserver-protocol';
-import { CLI, SHARED_EXAMPLES } from '../util/paths.js';
+import { SHARED_EXAMPLES } from '../util/paths.js';
+import { cliDiagnostics, publishedKeys } from '../util/cli-diagnostics.js';
 import { fileUri, LspClient } from '../util/lsp-client.js';
 
 const EDITS = 1000;
@@ -135,14 +134,9 @@ describe('soak: 1,000 random edits with verification on change', () => {
 
         // The same texts through a fresh CLI.
         for (const n of names) fs.writeFileSync(path.join(dir, n), texts.get(n)!);
-        const cli = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', dir], { encoding: 'utf8', maxBuffer: 64 << 20 });
-        assert.ok(cli.status === 0 || cli.status === 1, `calvin check failed: ${cli.stderr}`);
-        const json = JSON.parse(cli.stdout) as { diagnostics: Array<{ file: string; line: number; column: number; endLine: number; endColumn: number; severity: string; code: string; message: string }> };
-        const SEV: Record<string, number> = { error: 1, warning: 2, info: 3 };
-        const key = (file: string, line: number, col: number, endLine: number, endCol: number, code: string, sev: number) => `${path.basename(file)}:${line}:${col}-${endLine}:${endCol} ${code} ${sev}`;
-        const expected = json.diagnostics.map(d => key(d.file, d.line, d.column, d.endLine, d.endColumn, d.code, SEV[d.severity])).sort();
-        const actual = names.flatMap(n => (client.latest.get(uris.get(n)!)?.diagnostics ?? []).map((d: lsp.Diagnostic) =>
-            key(n, d.range.start.line + 1, d.range.start.character + 1, d.range.end.line + 1, d.range.end.character + 1, String(d.code), d.severity ?? 1))).sort();
+        const cli = cliDiagnostics(dir);
+        const expected = cli.keys;
+        const actual = publishedKeys(client, new Map(names.map(n => [n, uris.get(n)!])));
         if (process.env.CALVIN_SOAK_KEEP && JSON.stringify(actual) !== JSON.stringify(expected)) {
             const bad = new Set([...actual.filter(a => !expected.includes(a)), ...expected.filter(e => !actual.includes(e))].map(k => k.split(':')[0]));
             for (const n of bad) {
@@ -154,7 +148,7 @@ describe('soak: 1,000 random edits with verification on change', () => {
 
         const growth = rss1000 - rss100;
         const VERIFIER = new Set(['race', 'assert', 'invariant', 'env', 'abstraction', 'null', 'bounds', 'div-zero', 'loop-invariant', 'unknown', 'unchecked']);
-        const verifierDiagnostics = json.diagnostics.filter(d => VERIFIER.has(d.code)).length;
+        const verifierDiagnostics = cli.diagnostics.filter(d => VERIFIER.has(d.code)).length;
         console.log(`# soak: ${EDITS} edits (seed ${seed}), final texts: ${expected.length} diagnostics (${verifierDiagnostics} from the verifier); ${asked} requests answered, memory ${rss100.toFixed(0)} MB after edit 100, ${rss1000.toFixed(0)} MB after edit ${EDITS} (${growth >= 0 ? '+' : ''}${growth.toFixed(0)} MB)`);
         assert.ok(growth < 100, `memory grew by ${growth.toFixed(0)} MB`);
     });

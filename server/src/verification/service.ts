@@ -84,7 +84,12 @@ interface TrackedProgram {
     frontEndErrors: boolean;
 }
 
-const DEBOUNCE_MS = 300;
+/**
+ * Quiet period after the last edit before the checks are planned: short enough
+ * that a pause in typing shows the result well within a second, long enough
+ * that not every keystroke starts (and then cancels) solver work.
+ */
+const DEBOUNCE_MS = 200;
 const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const;
 
 export class VerificationService {
@@ -410,6 +415,8 @@ export class VerificationService {
             check.current = false;
             if (check.job && check.job.fingerprint === plan.fingerprint) {
                 check.job.plan = plan; // it is still the right one: let it finish
+                // (a workspace check whose file was just opened or edited moves up the queue)
+                this.pool?.reprioritize(check.job.id, this.priorityOf(check, program));
                 continue;
             }
             if (check.job) { this.pool?.cancel(check.job.id); check.job = undefined; }

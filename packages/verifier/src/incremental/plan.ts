@@ -55,14 +55,15 @@ export function planChecks(program: ProgramModel, options: PlanOptions): CheckPl
 export function planUnit(ctx: ProgramContext, u: Unit, options: PlanOptions): CheckPlan {
     const ranges: Range[] = [u.range];
     const parts: string[] = [CHECKER_VERSION, JSON.stringify(options), u.key, u.thread ? `${u.thread.id ?? ''}/${u.thread.count ?? ''}` : ''];
+    const add = (c: Canonical) => { parts.push(c.text); ranges.push(...c.ranges); };
     const inlines = new Set<string>();
     let error: string | undefined;
     try {
         const lowered = lowerUnit(ctx, u);
         collectInlined(lowered.body, inlines);
-        // The program's fields: their types, modifiers and guards (heap facts, inferred guards).
-        parts.push(canonical([...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx)), ranges));
-        parts.push(canonical(ctx.program.threads.map(t => `${t.name}/${t.id ?? ''}/${t.count ?? ''}`), ranges));
+        const shared = programParts(ctx);
+        add(shared.fields);
+        add(shared.threads);
         if (u.kind === 'init') {
             parts.push(canonical(ctx.invariants.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));
         } else {
@@ -70,7 +71,7 @@ export function planUnit(ctx: ProgramContext, u: Unit, options: PlanOptions): Ch
             parts.push(canonical(tidConstraint, ranges));
             parts.push(canonical(env.map(c => ({ kind: c.kind, origin: c.origin, text: c.text, frames: c.frames, residual: c.residual, relation: c.relation, builtin: c.builtin, range: c.clause?.range })), ranges));
             parts.push(canonical(inv.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));
-            parts.push(canonical(ctx.guarantee.map(c => ({ text: c.text, relation: c.relation, range: c.clause?.range })), ranges));
+            add(shared.guarantee);
         }
         if (lowered.init) parts.push(canonical(lowered.init, ranges));
         parts.push(canonical(lowered.body, ranges));
@@ -85,6 +86,33 @@ export function planUnit(ctx: ProgramContext, u: Unit, options: PlanOptions): Ch
     const fingerprint = createHash('sha256').update(text).digest('hex').slice(0, 32);
     const extent = u.thread?.range ?? u.method?.range;
     return { key: u.key, name: u.name, kind: u.kind, range: u.range, extent, fingerprint, ranges, inlines: [...inlines], error };
+}
+
+interface Canonical {
+    text: string;
+    ranges: Range[];
+}
+
+/**
+ * The parts of every check's input that are the same for the whole program,
+ * made canonical once per program context (each check gets their text and
+ * their ranges, in the same order as if it had walked them itself).
+ */
+const programPartsOf = new WeakMap<ProgramContext, { fields: Canonical; threads: Canonical; guarantee: Canonical }>();
+
+function programParts(ctx: ProgramContext): { fields: Canonical; threads: Canonical; guarantee: Canonical } {
+    let parts = programPartsOf.get(ctx);
+    if (!parts) {
+        const of = (value: unknown): Canonical => { const ranges: Range[] = []; return { text: canonical(value, ranges), ranges }; };
+        parts = {
+            // The program's fields: their types, modifiers and guards (heap facts, inferred guards).
+            fields: of([...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx))),
+            threads: of(ctx.program.threads.map(t => `${t.name}/${t.id ?? ''}/${t.count ?? ''}`)),
+            guarantee: of(ctx.guarantee.map(c => ({ text: c.text, relation: c.relation, range: c.clause?.range }))),
+        };
+        programPartsOf.set(ctx, parts);
+    }
+    return parts;
 }
 
 function fieldSummary(f: FieldModel, ctx: ProgramContext) {
