@@ -11,20 +11,9 @@ import * as path from 'node:path';
 import { SHARED_EXAMPLES } from '../util/paths.js';
 import { cliDiagnostics, publishedKeys } from '../util/cli-diagnostics.js';
 import { fileUri, LspClient } from '../util/lsp-client.js';
+import { mulberry32 as random } from '../fuzz/mutate.js';
 
 const EDITS = 1000;
-
-/** mulberry32: a small seeded generator, so that a failure can be replayed. */
-function random(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 /** The server's resident memory (MB), from /proc (Linux). */
 function rssMb(pid: number): number {

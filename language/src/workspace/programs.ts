@@ -13,7 +13,17 @@ import { isBuiltinUri } from '../builtins.js';
  */
 export function programOf(document: LangiumDocument, all: Iterable<LangiumDocument>): LangiumDocument[] {
     const docs = [...all].filter(d => !isBuiltinUri(d.uri));
-    const byUri = new Map(docs.map(d => [d.uri.toString(), d]));
+    const find = programRoots(docs);
+    const root = find(document.uri.toString());
+    return docs.filter(d => find(d.uri.toString()) === root)
+        .sort((a, b) => a.uri.toString().localeCompare(b.uri.toString()));
+}
+
+/**
+ * The programs of a set of documents, as a union-find over their references:
+ * the function maps a document's URI to its program's representative.
+ */
+function programRoots(docs: LangiumDocument[]): (uri: string) => string {
     const parent = new Map<string, string>(docs.map(d => [d.uri.toString(), d.uri.toString()]));
     const find = (u: string): string => {
         let r = u;
@@ -22,13 +32,9 @@ export function programOf(document: LangiumDocument, all: Iterable<LangiumDocume
         return r;
     };
     for (const d of docs) {
-        for (const target of referencedDocuments(d)) {
-            if (byUri.has(target)) parent.set(find(d.uri.toString()), find(target));
-        }
+        for (const target of referencedDocuments(d)) if (parent.has(target)) parent.set(find(d.uri.toString()), find(target));
     }
-    const root = find(document.uri.toString());
-    return docs.filter(d => find(d.uri.toString()) === root)
-        .sort((a, b) => a.uri.toString().localeCompare(b.uri.toString()));
+    return find;
 }
 
 /** URIs of the other documents whose declarations a document refers to. */
@@ -65,16 +71,9 @@ export function topLevelDeclarations(program: ast.Program): Array<ast.NamedEleme
  */
 export function programSignatures(all: Iterable<LangiumDocument>): Map<string, string> {
     const docs = [...all].filter(d => !isBuiltinUri(d.uri));
-    const parent = new Map<string, string>(docs.map(d => [d.uri.toString(), d.uri.toString()]));
-    const find = (u: string): string => {
-        let r = u;
-        while (parent.get(r) !== r) r = parent.get(r)!;
-        parent.set(u, r);
-        return r;
-    };
+    const find = programRoots(docs);
     const declaredIn = new Map<string, Set<string>>();
     for (const d of docs) {
-        for (const target of referencedDocuments(d)) if (parent.has(target)) parent.set(find(d.uri.toString()), find(target));
         for (const n of topLevelDeclarations(d.parseResult.value as ast.Program)) {
             const files = declaredIn.get(n.name) ?? new Set<string>();
             files.add(d.uri.toString());
