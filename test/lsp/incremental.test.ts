@@ -146,6 +146,56 @@ describe('incremental verification: the workspace', () => {
     });
 });
 
+describe('incremental verification: calvin.verifyOn = save', () => {
+    it('verifies a file when it is saved, not when it is opened or edited', async () => {
+        const text = fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8');
+        const client = await LspClient.start({ initializationOptions: { verifyOn: 'save', maxWorkers: 1, diskCache: false } });
+        try {
+            const uri = fileUri(path.join(os.tmpdir(), 'calvin-save', 'simple_lock_unlocked.calvin'));
+            await client.open(uri, text);
+            await client.waitForDiagnostics(uri, () => true, 20_000);
+            // nothing is verified before a save: front-end diagnostics only, and no check runs
+            await new Promise(r => setTimeout(r, 1500));
+            checkDiagnostics(client.latest.get(uri)!.diagnostics, []);
+            assert.deepEqual(ran(client.statusLog, uri), []);
+
+            await client.notify('textDocument/didSave', { textDocument: { uri } });
+            const saved = await client.checksDone(uri, 120_000, 5);
+            assert.deepEqual(saved.map(d => d.code).sort(), ['assert', 'race', 'race']);
+
+            // an edit is not verified until the next save; the findings stay on their lines
+            const log = client.statusLog.length;
+            const edited = `// edited\n${text}`;
+            await client.change(uri, edited, 2);
+            await new Promise(r => setTimeout(r, 1500));
+            assert.deepEqual(ran(client.statusLog.slice(log), uri), []);
+            assert.deepEqual(client.latest.get(uri)!.diagnostics.map(d => [d.code, d.range.start.line]).sort(),
+                saved.map(d => [d.code, d.range.start.line + 1]).sort());
+
+            // T1 takes the lock: its check is stale (not run, not shown as verified) until the save
+            const fixed = replaceOnce(edited, '  x++;               // @expect race @allow env invariant\n  assert x > 0;      // @expect race assert\n',
+                '  Mutex.acquire();\n  x++;\n  assert x > 0;\n  Mutex.release();\n');
+            await client.change(uri, fixed, 3);
+            assert.ok(await client.until(() => states(client, uri).some(([n, st]) => n === 'T1' && st === 'stale'), 20_000), JSON.stringify(states(client, uri)));
+            await new Promise(r => setTimeout(r, 1500));
+            assert.deepEqual(ran(client.statusLog.slice(log), uri), []);
+            const stale = states(client, uri).filter(([, st]) => st === 'stale').map(([n]) => n).sort();
+            assert.ok(states(client, uri).every(([, st]) => st === 'stale' || st === 'verified'), JSON.stringify(states(client, uri)));
+            const lenses = await client.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+            assert.ok(lenses.some(l => l.command?.title === '… changed: checked on save'), JSON.stringify(lenses.map(l => l.command?.title)));
+
+            const before = client.statusLog.length;
+            await client.notify('textDocument/didSave', { textDocument: { uri } });
+            assert.ok(await client.until(() => states(client, uri).some(([n, st]) => n === 'T1' && st === 'verified'), 60_000), JSON.stringify(states(client, uri)));
+            checkDiagnostics(await client.checksDone(uri, 60_000, 5), []);
+            // exactly the stale checks ran
+            assert.deepEqual(ran(client.statusLog.slice(before), uri), stale);
+        } finally {
+            await client.shutdown();
+        }
+    });
+});
+
 describe('incremental verification: diagnostics follow the text', () => {
     it('a failure moves with a whitespace edit on its line, without running anything', async () => {
         const text = fs.readFileSync(path.join(EXAMPLES, 'vector_race.calvin'), 'utf8');

@@ -104,6 +104,8 @@ export class VerificationService {
     private cache: ResultCache = new ResultCache();
     private workspaceRoot: string | undefined;
     private readonly queued = new Set<string>();
+    /** verifyOn = save: the documents saved since their program was last planned (the others are planned, not run). */
+    private readonly saved = new Set<string>();
     private timer: NodeJS.Timeout | undefined;
     private running: Promise<void> = Promise.resolve();
     private readonly publishRaw: (p: PublishDiagnosticsParams) => void;
@@ -136,11 +138,14 @@ export class VerificationService {
         shared.workspace.DocumentBuilder.onDocumentPhase(DocumentState.Validated, doc => {
             if (this.settings.verifyOn === 'change') this.markPending(doc.uri.toString());
         });
+        // (with verifyOn = save, planning shows which checks an edit made stale; a save runs them)
         shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => {
-            if (this.settings.verifyOn === 'change') this.schedule(docs.map(d => d.uri.toString()));
+            if (this.settings.verifyOn !== 'never') this.schedule(docs.map(d => d.uri.toString()));
         });
         shared.workspace.TextDocuments.onDidSave(e => {
-            if (this.settings.verifyOn === 'save') this.schedule([e.document.uri]);
+            if (this.settings.verifyOn !== 'save') return;
+            this.saved.add(e.document.uri);
+            this.schedule([e.document.uri]);
         });
         // Settings changed in the editor (workspace/didChangeConfiguration, section `calvin`).
         shared.workspace.ConfigurationProvider.onConfigurationSectionUpdate(update => {
@@ -366,6 +371,8 @@ export class VerificationService {
             this.programs.set(id, program);
         }
         program.version = ++this.versionCounter;
+        const run = this.settings.verifyOn === 'change' || uris.some(u => this.saved.has(u));
+        if (this.settings.verifyOn === 'save') uris.forEach(u => this.saved.delete(u));
         const hasErrors = group.some(d => (d.diagnostics ?? []).some(x => (x.severity ?? 1) === 1));
         program.frontEndErrors = hasErrors;
         if (hasErrors) {
@@ -413,6 +420,11 @@ export class VerificationService {
                 continue;
             }
             check.current = false;
+            if (!run) {
+                // not run before a save; a check still running for the saved text finishes (its result is cached, not shown)
+                if (check.state !== 'stale') { check.state = 'stale'; this.statusChanged(check.uri); }
+                continue;
+            }
             if (check.job && check.job.fingerprint === plan.fingerprint) {
                 check.job.plan = plan; // it is still the right one: let it finish
                 // (a workspace check whose file was just opened or edited moves up the queue)
@@ -472,6 +484,12 @@ export class VerificationService {
         }
         const stored = encodeResult(outcome.result, plan);
         if (store) this.cache.set(stored);
+        if (check.plan.fingerprint !== plan.fingerprint) {
+            // the text changed meanwhile and was not verified (verifyOn = save): the result is not the check's
+            check.state = 'stale';
+            this.publishProgram(program);
+            return;
+        }
         this.accept(check, decodeResult(stored, jobPlan), false);
         this.publishProgram(program);
     }
@@ -509,8 +527,9 @@ export class VerificationService {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
         const out: Diagnostic[] = [];
-        const pending = this.queued.has(uri) || (program !== undefined && [...program.checks.values()].some(c => c.state === 'queued' || c.state === 'running'))
-            || (this.timer !== undefined && this.settings.verifyOn !== 'never' && !program);
+        const runs = this.settings.verifyOn === 'change' || this.saved.has(uri);
+        const pending = (runs && this.queued.has(uri)) || (program !== undefined && [...program.checks.values()].some(c => c.state === 'queued' || c.state === 'running'))
+            || (runs && this.timer !== undefined && !program);
         if (pending && this.settings.verifyOn !== 'never') {
             out.push({
                 range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
