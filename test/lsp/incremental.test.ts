@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
 import { EXAMPLES, SHARED_EXAMPLES } from '../util/paths.js';
 import { cliDiagnostics, publishedKeys } from '../util/cli-diagnostics.js';
-import { checkDiagnostics, fileUri, LspClient, type CheckStatusParams } from '../util/lsp-client.js';
+import { checkDiagnostics, defaultCapabilities, fileUri, LspClient, type CheckStatusParams } from '../util/lsp-client.js';
 
 const SIMPLE_LOCK = fs.readFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), 'utf8');
 
@@ -190,6 +190,64 @@ describe('incremental verification: calvin.verifyOn = save', () => {
             checkDiagnostics(await client.checksDone(uri, 60_000, 5), []);
             // exactly the stale checks ran
             assert.deepEqual(ran(client.statusLog.slice(before), uri), stale);
+        } finally {
+            await client.shutdown();
+        }
+    });
+});
+
+describe('incremental verification: typing, manual runs, progress', () => {
+    const VECTOR = fs.readFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), 'utf8');
+
+    it('never shows a result computed for a text the user has already changed', async () => {
+        const client = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            const uri = fileUri(path.join(os.tmpdir(), 'calvin-typing', 'vector_ok.calvin'));
+            await client.open(uri, VECTOR);
+            assert.ok(await client.until(() => states(client, uri).some(([n, st]) => n === 'Writer' && st === 'running'), 60_000), 'Writer runs');
+            // Type into Writer's body, a keystroke every 80 ms (the debounce never ends) for 3 s.
+            const log = client.statusLog.length;
+            let text = VECTOR;
+            for (let i = 0; i < 38; i++) {
+                text = replaceOnce(text, 'thread Writer[*] {\n', `thread Writer[*] {\n  int k${i} = ${i};\n`);
+                await client.change(uri, text, i + 2);
+                await new Promise(r => setTimeout(r, 80));
+            }
+            const typing = client.statusLog.slice(log).filter(p => p.uri === uri).flatMap(p => p.checks).filter(c => c.name === 'Writer').map(c => c.state);
+            assert.ok(!typing.includes('verified') && !typing.includes('failed'), `Writer while typing: ${typing.join(', ')}`);
+            checkDiagnostics(await client.checksDone(uri, 120_000, 3), []);
+            assert.deepEqual(states(client, uri).map(([n, st]) => [n, st]), [['initialization', 'verified'], ['Writer', 'verified'], ['Reader', 'verified']]);
+        } finally {
+            await client.shutdown();
+        }
+    });
+
+    it('runs a check on request with verifyOn = never, never while the file has errors, and reports work-done progress', async () => {
+        const capabilities = defaultCapabilities();
+        capabilities.window = { workDoneProgress: true };
+        const client = await LspClient.start({ capabilities, initializationOptions: { verifyOn: 'never', maxWorkers: 1, diskCache: false } });
+        try {
+            const uri = fileUri(path.join(os.tmpdir(), 'calvin-never', 'simple_lock_ok.calvin'));
+            await client.open(uri, SIMPLE_LOCK);
+            assert.ok(await client.until(() => (client.status.get(uri)?.checks.length ?? 0) === 5, 20_000), 'the checks are planned');
+            assert.ok(states(client, uri).every(([, st]) => st === 'stale'));
+            const lenses = await client.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+            assert.ok(lenses.some(l => l.command?.title === '… not checked (calvin.verifyOn is never)'), JSON.stringify(lenses.map(l => l.command?.title)));
+
+            const t1 = await client.request<{ state: string } | null>('calvin/verifyCheck', { uri, key: 'thread:T1' }, 60_000);
+            assert.equal(t1?.state, 'verified');
+            assert.deepEqual(states(client, uri).find(([n]) => n === 'T1'), ['T1', 'verified', false]);
+            // work-done progress: as many ends as begins
+            await client.until(() => client.others.filter(o => o.method === '$/progress' && (o.params as { value: { kind: string } }).value.kind === 'end').length > 0, 10_000);
+            const kinds = client.others.filter(o => o.method === '$/progress').map(o => (o.params as { value: { kind: string } }).value.kind);
+            assert.equal(kinds.filter(k => k === 'begin').length, 1, kinds.join(', '));
+            assert.equal(kinds.filter(k => k === 'end').length, 1, kinds.join(', '));
+
+            // a syntax error: no run on an outdated program, nothing shown as verified
+            await client.change(uri, SIMPLE_LOCK.replace('x++;', 'x++'), 2);
+            await client.waitForDiagnostics(uri, p => p.diagnostics.some(d => d.code === 'syntax'), 20_000);
+            await new Promise(r => setTimeout(r, 500));
+            assert.equal(await client.request('calvin/verifyCheck', { uri, key: 'thread:T2' }, 60_000), null);
         } finally {
             await client.shutdown();
         }

@@ -115,6 +115,8 @@ export class LspClient {
     /** Every `calvin/checkStatus` notification, in order, and the latest per URI. */
     readonly statusLog: CheckStatusParams[] = [];
     readonly status = new Map<string, CheckStatusParams>();
+    /** Every other request and notification from the server (work-done progress, code lens refresh, ...), in order. */
+    readonly others: Array<{ method: string; params: unknown }> = [];
     initializeResult: lsp.InitializeResult | undefined;
     exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
@@ -143,8 +145,10 @@ export class LspClient {
         });
         // Server-to-client requests: answer like a passive editor would.
         this.connection.onRequest(lsp.ConfigurationRequest.type, p => p.items.map(() => null));
-        this.connection.onRequest((_method: string) => null);
-        this.connection.onNotification((_method: string) => { /* telemetry, progress, ... */ });
+        this.connection.onRequest((method: string, params: unknown) => { this.others.push({ method, params }); this.notifyListeners(); return null; });
+        this.connection.onNotification((method: string, params: unknown) => { this.others.push({ method, params }); this.notifyListeners(); });
+        // (vscode-jsonrpc routes `$/progress` to progress handlers, not to the handler above)
+        this.connection.onUnhandledProgress(params => { this.others.push({ method: '$/progress', params }); this.notifyListeners(); });
         this.connection.onError(() => { /* surfaces as failed requests */ });
         this.connection.onClose(() => { this.closed = true; });
         this.connection.listen();

@@ -22,6 +22,16 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
     }
 
     getCodeActions(document: LangiumDocument, params: CodeActionParams): Array<Command | CodeAction> | undefined {
+        try {
+            return this.actionsAt(document, params);
+        } catch (e) {
+            // never the whole request: the editor's other actions still come
+            this.services.shared.lsp.Connection?.console.error(`Calvin: could not compute code actions: ${(e as Error)?.stack ?? e}`);
+            return [];
+        }
+    }
+
+    private actionsAt(document: LangiumDocument, params: CodeActionParams): CodeAction[] | undefined {
         const root = document.parseResult.value.$cstNode;
         if (!root) return undefined;
         const actions: CodeAction[] = [];
@@ -29,9 +39,18 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
         const offset = document.textDocument.offsetAt(params.range.start);
         const node = CstUtils.findLeafNodeAtOffset(root, offset)?.astNode;
         const stubbed = new Set<ast.MethodDecl>();
+        // Each action on its own: one that cannot be computed (a half-typed program) costs only itself.
+        const attempt = <T>(what: string, f: () => T): T | undefined => {
+            try {
+                return f();
+            } catch (e) {
+                this.services.shared.lsp.Connection?.console.error(`Calvin: could not compute the code action '${what}': ${(e as Error)?.stack ?? e}`);
+                return undefined;
+            }
+        };
         const stub = (m: ast.MethodDecl | undefined, diagnostic?: Diagnostic) => {
-            if (!m || stubbed.has(m)) return;
-            const a = this.stubAction(m, index, diagnostic);
+            if (!m || !m.body || stubbed.has(m)) return;
+            const a = attempt('Insert abstraction stub', () => this.stubAction(m, index, diagnostic));
             if (a) { stubbed.add(m); actions.push(a); }
         };
         for (const d of params.context.diagnostics) {
@@ -40,7 +59,7 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             switch (String(d.code)) {
                 case 'abstraction': stub(callAt(at, d) ?? (at ? enclosingMethod(at) : undefined), d); break;
                 case 'unchecked': stub(at ? AstUtils.getContainerOfType(at, ast.isMethodDecl) : undefined, d); break;
-                case 'race': actions.push(...this.raceActions(at, index, d)); break;
+                case 'race': actions.push(...(attempt('Add writable_if', () => this.raceActions(at, index, d)) ?? [])); break;
                 case 'invariant': case 'env':
                     actions.push({
                         title: 'Show the environment step', kind: CodeActionKind.QuickFix, diagnostics: [d],
@@ -151,7 +170,7 @@ function callAt(at: AstNode | undefined, d: Diagnostic): ast.MethodDecl | undefi
 
 /** Whether an offset is inside a method's body (not its header). */
 function inBody(m: ast.MethodDecl, offset: number): boolean {
-    const b = m.body.$cstNode;
+    const b = m.body?.$cstNode;
     return b !== undefined && offset > b.offset;
 }
 

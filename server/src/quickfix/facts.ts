@@ -167,7 +167,7 @@ function computeSummary(m: ast.MethodDecl, index: ProgramIndex, depth: number): 
     }
     if (depth > MAX_DEPTH) return { kills: [], adds: [] };
     const walker = new Walker(index, depth + 1);
-    const end = walker.stmts(m.body.stmts, new Facts());
+    const end = walker.stmts((m.body?.stmts ?? []), new Facts());
     return { kills: walker.kills, adds: end.locs };
 }
 
@@ -191,10 +191,11 @@ class Walker {
         return f;
     }
 
-    stmt(s: ast.Statement, facts: Facts): Facts {
+    stmt(s: ast.Statement | undefined, facts: Facts): Facts {
         const f = facts.copy();
+        if (!s) return f; // (a statement the parser could not recover)
         if (ast.isBlock(s)) return this.stmts(s.stmts, f);
-        if (ast.isAtomicStmt(s)) return this.stmts(s.body.stmts, f);
+        if (ast.isAtomicStmt(s)) return this.stmts((s.body?.stmts ?? []), f);
         if (ast.isLocalVarDecl(s)) { this.expr(s.init, f); return f; }
         if (ast.isAssignStmt(s)) {
             this.expr(s.value, f);
@@ -227,7 +228,7 @@ class Walker {
             const held = this.held(s);
             const before = held ? f.has(held) : true;
             if (held) f.add(held);
-            const after = this.stmts(s.body.stmts, f);
+            const after = this.stmts((s.body?.stmts ?? []), f);
             if (held && !before) after.map.delete(locKey(held));
             return after;
         }
@@ -291,7 +292,7 @@ class Walker {
     private into(s: ast.Statement, target: AstNode, facts: Facts): Facts {
         const f = facts.copy();
         if (ast.isBlock(s)) return this.to(s.stmts, target, f) ?? f;
-        if (ast.isAtomicStmt(s)) return this.to(s.body.stmts, target, f) ?? f;
+        if (ast.isAtomicStmt(s)) return this.to((s.body?.stmts ?? []), target, f) ?? f;
         if (ast.isIfStmt(s)) {
             if (contains(s.condition, target)) return f;
             this.expr(s.condition, f);
@@ -312,7 +313,7 @@ class Walker {
             if (contains(s.lock, target)) return f;
             const held = this.held(s);
             if (held) f.add(held);
-            return this.to(s.body.stmts, target, f) ?? f;
+            return this.to((s.body?.stmts ?? []), target, f) ?? f;
         }
         return f;
     }
@@ -327,7 +328,7 @@ function contains(outer: AstNode | undefined, inner: AstNode): boolean {
 export function spinCas(s: ast.WhileStmt | ast.ForStmt): ast.CasExpr | undefined {
     const c = s.condition;
     if (!c || !ast.isUnaryExpr(c) || c.op !== '!' || !ast.isCasExpr(c.operand)) return undefined;
-    const exits = AstUtils.streamAst(s.body).some(n => ast.isBreakStmt(n) || ast.isReturnStmt(n));
+    const exits = !s.body || AstUtils.streamAst(s.body).some(n => ast.isBreakStmt(n) || ast.isReturnStmt(n));
     return exits ? undefined : c.operand;
 }
 

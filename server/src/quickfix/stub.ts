@@ -80,13 +80,14 @@ class StubBuilder {
         for (const s of stmts) this.stmt(s, ctx);
     }
 
-    stmt(s: ast.Statement, ctx: Ctx): void {
-        if (ast.isBlock(s)) return this.stmts(s.stmts, ctx);
-        if (ast.isSyncStmt(s)) { this.expr(s.lock, ctx); return this.stmts(s.body.stmts, ctx); }
+    stmt(s: ast.Statement | undefined, ctx: Ctx): void {
+        if (!s) return; // (a statement the parser could not recover)
+        if (ast.isBlock(s)) return this.stmts(s.stmts ?? [], ctx);
+        if (ast.isSyncStmt(s)) { this.expr(s.lock, ctx); return this.stmts((s.body?.stmts ?? []), ctx); }
         if (ast.isAtomicStmt(s)) {
             // one atomic step: everything it writes, in one frame
             const inner = new StubBuilder(this.index, this.method);
-            inner.stmts(s.body.stmts, { ...ctx, repeated: false });
+            inner.stmts((s.body?.stmts ?? []), { ...ctx, repeated: false });
             const frame = [...inner.steps.flatMap(x => x.frame), ...inner.stutterFrame];
             const exact = inner.stutterFrame.size === 0;
             this.emit(frame, exact ? inner.steps.map(x => x.pred) : [], ctx);
@@ -226,7 +227,7 @@ class StubBuilder {
             }
             return;
         }
-        this.stmts(callee.body.stmts, inner);
+        this.stmts((callee.body?.stmts ?? []), inner);
     }
 
     build(requires: string[]): Stub {
@@ -257,7 +258,7 @@ function stateFree(e: ast.Expression): boolean {
 /** The parameters of class or array type the body dereferences (`p.f`, `p.m()`, `p[i]`): they must not be null. */
 function dereferenced(method: ast.MethodDecl): ast.Param[] {
     const out = new Set<ast.Param>();
-    for (const n of AstUtils.streamAst(method.body)) {
+    for (const n of method.body ? AstUtils.streamAst(method.body) : []) {
         const base = ast.isMemberAccess(n) ? n.receiver : ast.isIndexAccess(n) ? n.array : undefined;
         if (base && ast.isNameExpr(base) && ast.isParam(base.ref.ref)) out.add(base.ref.ref);
     }
@@ -268,7 +269,7 @@ function dereferenced(method: ast.MethodDecl): ast.Param[] {
 export function abstractionStub(method: ast.MethodDecl, index: ProgramIndex): Stub {
     const b = new StubBuilder(index, method);
     const cls = scopeOf(method);
-    b.stmts(method.body.stmts, { subst: identitySubst(cls), up: l => l, repeated: false, depth: 0, top: true });
+    b.stmts((method.body?.stmts ?? []), { subst: identitySubst(cls), up: l => l, repeated: false, depth: 0, top: true });
     const plainRequires = methodSpec(method).requires.some(r => ast.isRequiresClause(r));
     const requires = plainRequires ? [] : [
         ...callerFacts(method, index).locs.map(l => `${locText(l, cls)} == tid`),

@@ -82,6 +82,8 @@ interface TrackedProgram {
     infos: Array<{ uri: string; diagnostic: Diagnostic }>;
     /** The front end reports errors: nothing is verified, no verification result is shown (as in the CLI). */
     frontEndErrors: boolean;
+    /** Text changes to the program's documents so far: a result computed before the last one waits for the next plan. */
+    edits: number;
 }
 
 /**
@@ -109,10 +111,14 @@ export class VerificationService {
     private timer: NodeJS.Timeout | undefined;
     private running: Promise<void> = Promise.resolve();
     private readonly publishRaw: (p: PublishDiagnosticsParams) => void;
+    /** The verification diagnostics last published per document (a publication that would repeat them is not sent). */
+    private readonly sentExtra = new Map<string, string>();
     private progress: WorkDoneProgressServerReporter | undefined;
     private progressTotal = 0;
+    private progressCreating = false;
     private workDoneProgress = false;
     private codeLensRefresh = false;
+    private lensRefresh: NodeJS.Timeout | undefined;
     private versionCounter = 0;
     /** The program context last built for hover and code actions, per program (rebuilt when a document is parsed again). */
     private readonly contexts = new Map<string, { roots: unknown[]; ctx?: ProgramContext; reason?: string }>();
@@ -123,7 +129,11 @@ export class VerificationService {
         // Every publication of a document's diagnostics carries its verification diagnostics too.
         const send = connection.sendDiagnostics.bind(connection);
         this.publishRaw = p => void send(p);
-        connection.sendDiagnostics = async (p: PublishDiagnosticsParams) => send({ ...p, diagnostics: [...p.diagnostics, ...this.extra(p.uri)] });
+        connection.sendDiagnostics = async (p: PublishDiagnosticsParams) => {
+            const extra = this.extra(p.uri);
+            this.sentExtra.set(p.uri, JSON.stringify(extra));
+            return send({ ...p, diagnostics: [...p.diagnostics, ...extra] });
+        };
         shared.lsp.LanguageServer.onInitialize((params: InitializeParams) => {
             this.configure(params.initializationOptions);
             this.workDoneProgress = params.capabilities.window?.workDoneProgress === true;
@@ -138,9 +148,10 @@ export class VerificationService {
         shared.workspace.DocumentBuilder.onDocumentPhase(DocumentState.Validated, doc => {
             if (this.settings.verifyOn === 'change') this.markPending(doc.uri.toString());
         });
-        // (with verifyOn = save, planning shows which checks an edit made stale; a save runs them)
+        // (with verifyOn = save or never, planning shows which checks an edit made stale, and the
+        // commands can run them; only a save, with save, runs them by itself)
         shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => {
-            if (this.settings.verifyOn !== 'never') this.schedule(docs.map(d => d.uri.toString()));
+            this.schedule(docs.map(d => d.uri.toString()));
         });
         shared.workspace.TextDocuments.onDidSave(e => {
             if (this.settings.verifyOn !== 'save') return;
@@ -150,11 +161,11 @@ export class VerificationService {
         // Settings changed in the editor (workspace/didChangeConfiguration, section `calvin`).
         shared.workspace.ConfigurationProvider.onConfigurationSectionUpdate(update => {
             if (update.section !== 'calvin') return;
-            const before = JSON.stringify(this.settings);
+            const before = { ...this.settings };
             this.configure(update.configuration);
-            if (JSON.stringify(this.settings) === before) return;
-            if (this.pool && this.settings.maxWorkers > 0) this.pool.resize(this.settings.maxWorkers);
-            this.resetCache();
+            if (JSON.stringify(this.settings) === JSON.stringify(before)) return;
+            if (this.pool && this.settings.maxWorkers !== before.maxWorkers) this.pool.resize(this.workerCount());
+            if (this.settings.diskCache !== before.diskCache) this.resetCache();
             // the time limit is part of every fingerprint: plan again
             if (this.settings.verifyOn === 'change') this.schedule([...this.programOfUri.keys()]);
         });
@@ -228,6 +239,8 @@ export class VerificationService {
             }
         }
         this.contexts.set(id, entry);
+        // (the contexts of groupings of documents that no longer exist go)
+        for (const k of this.contexts.keys()) if (k !== id && !k.split('\n').every(u => all.some(d => d.uri.toString() === u))) this.contexts.delete(k);
         return entry;
     }
 
@@ -241,7 +254,7 @@ export class VerificationService {
         const check = this.programChecksOf(uri).find(c => c.plan.key === keyOrName || c.plan.name === keyOrName);
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
-        if (!check || !program?.model) return undefined;
+        if (!check || !program?.model || !this.verifiable(program)) return undefined;
         if (check.job) this.pool?.cancel(check.job.id);
         check.job = undefined;
         await this.runCheck(program, check, 0, timeLimitMs);
@@ -252,13 +265,23 @@ export class VerificationService {
     async verifyFile(uri: string): Promise<CheckStatusParams> {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
-        if (!program?.model) return this.status(uri);
+        if (!program?.model || !this.verifiable(program)) return this.status(uri);
         await Promise.all([...program.checks.values()].map(c => {
             if (c.job) this.pool?.cancel(c.job.id);
             c.job = undefined;
             return this.runCheck(program, c, c.uri === uri ? 0 : 1, this.settings.timeLimitMs, true);
         }));
         return this.status(uri);
+    }
+
+    /** The program's model is the current text's: no front-end error, no document being rebuilt, no edit since it was planned. */
+    private verifiable(program: TrackedProgram): boolean {
+        if (program.frontEndErrors || this.queued.size > 0 && program.uris.some(u => this.queued.has(u))) return false;
+        const docs = this.shared.workspace.LangiumDocuments;
+        return program.uris.every(u => {
+            const d = docs.all.find(x => x.uri.toString() === u);
+            return d !== undefined && d.state >= DocumentState.Validated;
+        });
     }
 
     /** The methods of a document that have no abstraction (checked where they are inlined). */
@@ -308,11 +331,12 @@ export class VerificationService {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
         if (!program) return;
+        program.edits++;
         for (const c of program.checks.values()) {
-            for (const s of c.shown) if (s.uri === uri) s.diagnostic = { ...s.diagnostic, range: moveRange(s.diagnostic.range, e) };
+            for (const s of c.shown) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
             if (c.plan.range.file === uri) c.plan = { ...c.plan, range: fromLsp(c.plan.range.file, moveRange(lspRange(c.plan.range), e)) };
         }
-        for (const s of program.infos) if (s.uri === uri) s.diagnostic = { ...s.diagnostic, range: moveRange(s.diagnostic.range, e) };
+        for (const s of program.infos) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
     }
 
     private isOpen(uri: string): boolean {
@@ -350,6 +374,8 @@ export class VerificationService {
             if (!doc) continue;
             const group = programOf(doc, all);
             group.forEach(d => done.add(d.uri.toString()));
+            // a document being rebuilt is planned when its rebuild is validated (which schedules it again)
+            if (group.some(d => d.state < DocumentState.Validated)) continue;
             await this.planGroup(group);
             // yield between programs: the front end answers keystrokes meanwhile
             await new Promise(resolve => setImmediate(resolve));
@@ -367,7 +393,7 @@ export class VerificationService {
         }
         let program = this.programs.get(id);
         if (!program) {
-            program = { uris, version: 0, checks: new Map(), infos: [], frontEndErrors: false };
+            program = { uris, version: 0, checks: new Map(), infos: [], frontEndErrors: false, edits: 0 };
             this.programs.set(id, program);
         }
         program.version = ++this.versionCounter;
@@ -391,7 +417,20 @@ export class VerificationService {
             plans = planChecks(model, { timeLimitMs: this.settings.timeLimitMs });
             program.infos = uncheckedDiagnostics(programContext(model)).map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
         } catch (e) {
+            // an internal error: said where the user looks, and nothing shown as verified
             this.connection.console.error(`Calvin: could not plan the checks of ${uris.join(', ')}: ${(e as Error)?.stack ?? e}`);
+            for (const c of program.checks.values()) {
+                if (c.job) { this.pool?.cancel(c.job.id); c.job = undefined; }
+                c.state = 'error';
+                c.shown = [];
+            }
+            program.infos = [{
+                uri: uris[0], diagnostic: {
+                    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Warning, source: 'calvin', code: 'unknown',
+                    message: `Calvin could not verify this program: internal error: ${(e as Error)?.message ?? e} (details in the server's log)`,
+                },
+            }];
+            this.publishProgram(program);
             return;
         }
         program.model = model;
@@ -470,6 +509,7 @@ export class VerificationService {
             },
         });
         check.job = { id, fingerprint: plan.fingerprint, plan };
+        const edits = program.edits;
         this.progressStart();
         this.statusChanged(check.uri);
         const outcome = await done;
@@ -484,8 +524,9 @@ export class VerificationService {
         }
         const stored = encodeResult(outcome.result, plan);
         if (store) this.cache.set(stored);
-        if (check.plan.fingerprint !== plan.fingerprint) {
-            // the text changed meanwhile and was not verified (verifyOn = save): the result is not the check's
+        if (check.plan.fingerprint !== plan.fingerprint || program.edits !== edits) {
+            // The text changed meanwhile: whether the result is still the check's is known once the new
+            // text is planned (it then comes from the cache). Until then it is not shown.
             check.state = 'stale';
             this.publishProgram(program);
             return;
@@ -511,11 +552,15 @@ export class VerificationService {
         for (const u of p.uris) if (this.programOfUri.get(u) === id) this.programOfUri.delete(u);
     }
 
+    /** `calvin.maxWorkers`, or cores − 1 (at least 1). */
+    private workerCount(): number {
+        const cores = os.availableParallelism?.() ?? os.cpus().length;
+        return this.settings.maxWorkers > 0 ? this.settings.maxWorkers : Math.max(1, cores - 1);
+    }
+
     private checkPool(): CheckPool {
         if (!this.pool) {
-            const cores = os.availableParallelism?.() ?? os.cpus().length;
-            const workers = this.settings.maxWorkers > 0 ? this.settings.maxWorkers : Math.max(1, cores - 1);
-            this.pool = new CheckPool(defaultCheckWorkerScript(), workers);
+            this.pool = new CheckPool(defaultCheckWorkerScript(), this.workerCount());
         }
         return this.pool;
     }
@@ -548,7 +593,7 @@ export class VerificationService {
                 out.push(s.diagnostic);
             }
         }
-        for (const s of program.infos) if (s.uri === uri) out.push(s.diagnostic);
+        if (this.settings.verifyOn !== 'never') for (const s of program.infos) if (s.uri === uri) out.push(s.diagnostic);
         return out;
     }
 
@@ -559,30 +604,54 @@ export class VerificationService {
     private republish(uri: string): void {
         const doc = this.shared.workspace.LangiumDocuments.all.find(d => d.uri.toString() === uri);
         if (!doc || doc.state < DocumentState.Validated) return;
+        // a newer text not rebuilt yet: its rebuild publishes (diagnostics of the old text would be misplaced in it)
+        const text = this.texts.get(uri);
+        const root = doc.parseResult.value.$cstNode as { fullText?: string } | undefined;
+        if (text !== undefined && root?.fullText !== undefined && root.fullText !== text) return;
         // the status first: a client that sees the diagnostics then knows the states behind them
         this.statusChanged(uri);
-        this.publishRaw({ uri, diagnostics: [...(doc.diagnostics ?? []), ...this.extra(uri)] });
+        const extra = this.extra(uri);
+        const key = JSON.stringify(extra);
+        if (this.sentExtra.get(uri) === key) return; // the editor shows these already
+        this.sentExtra.set(uri, key);
+        this.publishRaw({ uri, diagnostics: [...(doc.diagnostics ?? []), ...extra] });
     }
 
     private statusChanged(uri: string): void {
         void this.connection.sendNotification('calvin/checkStatus', this.status(uri));
-        if (this.codeLensRefresh) void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+        // one code lens refresh for a burst of changes (a plan changes every check's state at once)
+        if (this.codeLensRefresh && !this.lensRefresh) {
+            this.lensRefresh = setTimeout(() => {
+                this.lensRefresh = undefined;
+                void this.connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+            }, 50);
+        }
         for (const l of this.onChange) l(uri);
     }
 
+    /**
+     * One work-done progress for a run of checks: created when the first check
+     * is queued (the client answers asynchronously; a single creation is in
+     * flight), ended when none is queued or running. Cancelling it in the
+     * client cancels the checks.
+     */
     private progressStart(): void {
         this.progressTotal++;
-        if (!this.workDoneProgress || this.progress) return;
-        const create = this.connection.window.createWorkDoneProgress();
-        void create.then(p => {
+        if (!this.workDoneProgress || this.progress || this.progressCreating) return;
+        this.progressCreating = true;
+        void this.connection.window.createWorkDoneProgress().then(p => {
+            this.progressCreating = false;
+            if ((this.pool?.active.length ?? 0) === 0) { p.done(); this.progressTotal = 0; return; }
             this.progress = p;
             p.begin('Calvin', 0, 'verifying', true);
-        }).catch(() => undefined);
+            p.token.onCancellationRequested(() => this.cancelChecks());
+            this.progressStep();
+        }).catch(() => { this.progressCreating = false; });
     }
 
     private progressStep(): void {
         const active = this.pool?.active.length ?? 0;
-        if (!this.progress) { if (active === 0) this.progressTotal = 0; return; }
+        if (!this.progress) { if (active === 0 && !this.progressCreating) this.progressTotal = 0; return; }
         if (active === 0) {
             this.progress.done();
             this.progress = undefined;
@@ -592,6 +661,12 @@ export class VerificationService {
         const done = this.progressTotal - active;
         this.progress.report(Math.round(100 * done / Math.max(1, this.progressTotal)), `${done}/${this.progressTotal} checks`);
     }
+}
+
+/** A diagnostic (shown in `at`) after an edit of the document `edited`: its range and its related locations there move. */
+function moveDiagnostic(d: Diagnostic, at: string, edited: string, e: TextEdit): Diagnostic {
+    const related = d.relatedInformation?.map(r => r.location.uri === edited ? { ...r, location: { ...r.location, range: moveRange(r.location.range, e) } } : r);
+    return { ...d, range: at === edited ? moveRange(d.range, e) : d.range, relatedInformation: related };
 }
 
 /** The counterexample of a verification diagnostic: the values in its message, one per line. */

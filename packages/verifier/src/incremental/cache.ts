@@ -34,14 +34,25 @@ export class ResultCache {
         }
         const file = this.file(fingerprint);
         if (!file) return undefined;
+        let text: string;
         try {
-            const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredResult;
-            if (stored.fingerprint !== fingerprint) return undefined;
-            this.remember(stored);
-            return stored;
+            text = fs.readFileSync(file, 'utf8');
         } catch {
+            return undefined; // not cached
+        }
+        let stored: unknown;
+        try {
+            stored = JSON.parse(text);
+        } catch {
+            stored = undefined;
+        }
+        if (!isStoredResult(stored) || stored.fingerprint !== fingerprint) {
+            // damaged, or written by another version: a miss, and gone (files are written whole, by renaming)
+            fs.rmSync(file, { force: true });
             return undefined;
         }
+        this.remember(stored);
+        return stored;
     }
 
     set(result: StoredResult): void {
@@ -90,4 +101,19 @@ export class ResultCache {
         if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# Calvin\'s cache of check results: safe to delete\n*\n');
         this.dirReady = true;
     }
+}
+
+const isArray = (x: unknown): x is unknown[] => Array.isArray(x);
+const isRangeRef = (x: unknown) => typeof x === 'number' || (typeof x === 'object' && x !== null);
+
+/** The shape a stored result must have to be shown (a file on disk may come from anywhere). */
+export function isStoredResult(x: unknown): x is StoredResult {
+    const r = x as Record<string, unknown>;
+    if (typeof r !== 'object' || r === null || typeof r.fingerprint !== 'string') return false;
+    if (r.status !== 'verified' && r.status !== 'failed') return false;
+    if (typeof r.key !== 'string' || typeof r.name !== 'string' || typeof r.timeMs !== 'number') return false;
+    if (![r.diagnostics, r.environment, r.invariant, r.inferredLoopInvariants, r.loopInvariants, r.accesses].every(isArray)) return false;
+    return (r.diagnostics as Array<Record<string, unknown>>).every(d => typeof d === 'object' && d !== null
+        && typeof d.code === 'string' && typeof d.message === 'string' && typeof d.severity === 'string' && isRangeRef(d.range)
+        && isArray(d.related) && (d.related as Array<Record<string, unknown>>).every(x => typeof x === 'object' && x !== null && isRangeRef(x.range)));
 }

@@ -173,6 +173,8 @@ export class CheckPool {
             return;
         }
         if (slot.running?.id !== q.id) return;
+        // cancelled while the worker was starting: it never sees the check (and is not restarted)
+        if (slot.running.cancelled) { this.settle(slot, { kind: 'cancelled' }); return; }
         const { job } = q;
         if (!slot.programs.has(job.version)) {
             this.post(slot, { type: 'program', version: job.version, model: job.model });
