@@ -385,4 +385,35 @@ describe('hover and quick fixes from the verifier', () => {
         checkDiagnostics(await edit(client, uri, fixed, 2), []);
         assert.deepEqual(states(client, uri).map(([n, s]) => [n, s]), ALL_VERIFIED(false).map(([n, s]) => [n, s]));
     });
+
+    it("offers 'Add writable_if' with the lock's guard and 'Declare volatile' on a race, and the guard fixes it", async () => {
+        const uri = fileUri(path.join(dir, 'unguarded.calvin'));
+        const text = replaceOnce(replaceOnce(SIMPLE_LOCK, /\/\*@ environment Mutex\.m == tid ==> x' == x;[\s\S]*?\*\/\n/.exec(SIMPLE_LOCK)![0], ''), 'assert x > 0;', '');
+        await client.open(uri, text);
+        const diags = await client.checksDone(uri, 120_000, 4);
+        const race = diags.find(d => d.code === 'race');
+        assert.ok(race, JSON.stringify(diags.map(d => [d.code, d.message])));
+        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: race.range, context: { diagnostics: [race] } });
+        assert.deepEqual(actions.map(a => a.title), ["Add 'writable_if Mutex.m == tid' to x", 'Declare x volatile']);
+        const [e] = actions[0].edit!.changes![uri];
+        const lines = text.split('\n');
+        const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+        const fixed = text.slice(0, offset(e.range.start)) + e.newText + text.slice(offset(e.range.end));
+        assert.match(fixed, /\/\/@ writable_if Mutex\.m == tid;\nint x = 0;/);
+        checkDiagnostics(await edit(client, uri, fixed, 2), []);
+    });
+
+    it('answers code actions on half-typed methods (no body) without an internal error', async () => {
+        const uri = fileUri(path.join(dir, 'half.calvin'));
+        const text = 'class A { static int f = 0; static void n() static void m() { n(); } } thread T { A.m(); }';
+        await client.open(uri, text);
+        await client.waitForDiagnostics(uri, p => p.diagnostics.some(d => d.code === 'syntax'), 20_000);
+        const errors = client.errorLogs().length;
+        for (let c = 0; c <= text.length; c++) {
+            const position = { line: 0, character: c };
+            const actions = await client.request<unknown>('textDocument/codeAction', { textDocument: { uri }, range: { start: position, end: position }, context: { diagnostics: [] } });
+            assert.ok(Array.isArray(actions), `at ${c}: ${JSON.stringify(actions)}`);
+        }
+        assert.deepEqual(client.errorLogs().slice(errors), []);
+    });
 });
