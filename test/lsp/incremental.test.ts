@@ -146,6 +146,35 @@ describe('incremental verification: the workspace', () => {
     });
 });
 
+describe('incremental verification: a deleted file', () => {
+    it('leaves its program and shows nothing; the files it used are verified on their own', async () => {
+        const [lib, main] = SIMPLE_LOCK.split(/(?=\/\*@ environment Mutex\.m)/);
+        const dir = tempWorkspace({ 'lib.calvin': lib, 'main.calvin': main });
+        const libUri = fileUri(path.join(dir, 'lib.calvin'));
+        const mainUri = fileUri(path.join(dir, 'main.calvin'));
+        const client = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            checkDiagnostics(await client.checksDone(mainUri, 120_000, 2), []);
+            checkDiagnostics(await client.checksDone(libUri, 120_000, 2), []);
+            assert.deepEqual(states(client, libUri).map(([n, st]) => [n, st]), [['Mutex.acquire', 'verified'], ['Mutex.release', 'verified']]);
+            const log = client.statusLog.length;
+            fs.rmSync(path.join(dir, 'main.calvin'));
+            await client.notify('workspace/didChangeWatchedFiles', { changes: [{ uri: mainUri, type: 3 }] });
+            assert.ok(await client.until(() => client.latest.get(mainUri)?.diagnostics.length === 0
+                && client.statusLog.slice(log).some(p => p.uri === libUri), 20_000),
+                `the deleted file has no diagnostics (${JSON.stringify(client.latest.get(mainUri)?.diagnostics.map(d => d.code))}), the library is planned again (${client.statusLog.slice(log).filter(p => p.uri === libUri).length} notifications)`);
+            // (its checks run again: their program, hence E(p), is another one now)
+            checkDiagnostics(await client.checksDone(libUri, 60_000, 2), []);
+            assert.deepEqual(states(client, libUri).map(([n, st]) => [n, st]), [['Mutex.acquire', 'verified'], ['Mutex.release', 'verified']]);
+            checkDiagnostics(client.latest.get(mainUri)!.diagnostics, []);
+            assert.deepEqual(client.errorLogs(), []);
+        } finally {
+            await client.shutdown();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
 describe('incremental verification: calvin.verifyOn = save', () => {
     it('verifies a file when it is saved, not when it is opened or edited', async () => {
         const text = fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8');

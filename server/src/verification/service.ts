@@ -15,7 +15,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DocumentState, type LangiumDocument } from 'langium';
+import { DocumentState, URI, type LangiumDocument } from 'langium';
 import type { LangiumSharedServices } from 'langium/lsp';
 import {
     DiagnosticSeverity, type Connection, type Diagnostic, type InitializeParams, type PublishDiagnosticsParams, type WorkDoneProgressServerReporter,
@@ -152,6 +152,24 @@ export class VerificationService {
         // commands can run them; only a save, with save, runs them by itself)
         shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => {
             this.schedule(docs.map(d => d.uri.toString()));
+        });
+        // A deleted file: its program goes (its other files are planned again when they are validated).
+        shared.workspace.DocumentBuilder.onUpdate((_changed, deleted) => {
+            const gone = new Set(deleted.map(d => d.toString()));
+            const others = new Set<string>();
+            for (const u of gone) {
+                const id = this.programOfUri.get(u);
+                if (id) {
+                    this.programs.get(id)?.uris.forEach(x => others.add(x));
+                    this.dropProgram(id);
+                }
+                this.texts.delete(u);
+                this.lastEdit.delete(u);
+                this.sentExtra.delete(u);
+                this.queued.delete(u);
+            }
+            const rest = [...others].filter(u => !gone.has(u));
+            if (rest.length > 0) this.schedule(rest);
         });
         shared.workspace.TextDocuments.onDidSave(e => {
             if (this.settings.verifyOn !== 'save') return;
@@ -572,6 +590,7 @@ export class VerificationService {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
         const out: Diagnostic[] = [];
+        if (!this.shared.workspace.LangiumDocuments.hasDocument(URI.parse(uri))) return out; // (a deleted file)
         const runs = this.settings.verifyOn === 'change' || this.saved.has(uri);
         const pending = (runs && this.queued.has(uri)) || (program !== undefined && [...program.checks.values()].some(c => c.state === 'queued' || c.state === 'running'))
             || (runs && this.timer !== undefined && !program);
