@@ -153,7 +153,7 @@ export class VerificationService {
         shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => {
             this.schedule(docs.map(d => d.uri.toString()));
         });
-        // A deleted file: its program goes (its other files are planned again when they are validated).
+        // A deleted file: its program goes, and its other files are planned again (as a program of their own).
         shared.workspace.DocumentBuilder.onUpdate((_changed, deleted) => {
             const gone = new Set(deleted.map(d => d.toString()));
             const others = new Set<string>();
@@ -239,7 +239,7 @@ export class VerificationService {
      */
     contextOf(uri: string): { ctx?: ProgramContext; reason?: string } {
         const all = [...this.shared.workspace.LangiumDocuments.all];
-        const doc = all.find(d => d.uri.toString() === uri);
+        const doc = this.documentOf(uri);
         if (!doc || doc.state < DocumentState.Validated) return { reason: 'the file is still being analysed' };
         const group = programOf(doc, all);
         const id = group.map(d => d.uri.toString()).sort().join('\n');
@@ -258,7 +258,7 @@ export class VerificationService {
         }
         this.contexts.set(id, entry);
         // (the contexts of groupings of documents that no longer exist go)
-        for (const k of this.contexts.keys()) if (k !== id && !k.split('\n').every(u => all.some(d => d.uri.toString() === u))) this.contexts.delete(k);
+        for (const k of this.contexts.keys()) if (k !== id && !k.split('\n').every(u => this.documentOf(u))) this.contexts.delete(k);
         return entry;
     }
 
@@ -273,8 +273,7 @@ export class VerificationService {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
         if (!check || !program?.model || !this.verifiable(program)) return undefined;
-        if (check.job) this.pool?.cancel(check.job.id);
-        check.job = undefined;
+        this.stopJob(check);
         await this.runCheck(program, check, 0, timeLimitMs);
         return this.status(check.uri).checks.find(c => c.key === check.plan.key);
     }
@@ -285,8 +284,7 @@ export class VerificationService {
         const program = p ? this.programs.get(p) : undefined;
         if (!program?.model || !this.verifiable(program)) return this.status(uri);
         await Promise.all([...program.checks.values()].map(c => {
-            if (c.job) this.pool?.cancel(c.job.id);
-            c.job = undefined;
+            this.stopJob(c);
             return this.runCheck(program, c, c.uri === uri ? 0 : 1, this.settings.timeLimitMs, true);
         }));
         return this.status(uri);
@@ -294,12 +292,8 @@ export class VerificationService {
 
     /** The program's model is the current text's: no front-end error, no document being rebuilt, no edit since it was planned. */
     private verifiable(program: TrackedProgram): boolean {
-        if (program.frontEndErrors || this.queued.size > 0 && program.uris.some(u => this.queued.has(u))) return false;
-        const docs = this.shared.workspace.LangiumDocuments;
-        return program.uris.every(u => {
-            const d = docs.all.find(x => x.uri.toString() === u);
-            return d !== undefined && d.state >= DocumentState.Validated;
-        });
+        if (program.frontEndErrors || program.uris.some(u => this.queued.has(u))) return false;
+        return program.uris.every(u => (this.documentOf(u)?.state ?? DocumentState.Changed) >= DocumentState.Validated);
     }
 
     /** The methods of a document that have no abstraction (checked where they are inlined). */
@@ -326,8 +320,7 @@ export class VerificationService {
             if (uri && this.programOfUri.get(uri) !== id) continue;
             for (const c of program.checks.values()) {
                 if (!c.job) continue;
-                this.pool?.cancel(c.job.id);
-                c.job = undefined;
+                this.stopJob(c);
                 c.state = 'stale';
                 n++;
             }
@@ -357,6 +350,13 @@ export class VerificationService {
         for (const s of program.infos) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
     }
 
+    /** The document of a URI (a map lookup: this is on the path of every publication). */
+    private documentOf(uri: string): LangiumDocument | undefined {
+        const docs = this.shared.workspace.LangiumDocuments;
+        const u = URI.parse(uri);
+        return docs.hasDocument(u) ? docs.getDocument(u) : undefined;
+    }
+
     private isOpen(uri: string): boolean {
         return this.shared.workspace.TextDocuments.get(uri) !== undefined;
     }
@@ -384,11 +384,11 @@ export class VerificationService {
     private async plan(uris: string[]): Promise<void> {
         const all = [...this.shared.workspace.LangiumDocuments.all];
         const done = new Set<string>();
-        // the most recently edited document first
+        // open documents first
         const order = [...uris].sort((a, b) => Number(this.isOpen(b)) - Number(this.isOpen(a)));
         for (const uri of order) {
             if (done.has(uri)) continue;
-            const doc = all.find(d => d.uri.toString() === uri);
+            const doc = this.documentOf(uri);
             if (!doc) continue;
             const group = programOf(doc, all);
             group.forEach(d => done.add(d.uri.toString()));
@@ -422,7 +422,7 @@ export class VerificationService {
         if (hasErrors) {
             // not verified until the front end is happy: the checks are stale, their diagnostics hidden (as in the CLI)
             for (const c of program.checks.values()) {
-                if (c.job) { this.pool?.cancel(c.job.id); c.job = undefined; }
+                this.stopJob(c);
                 c.state = 'stale';
             }
             this.publishProgram(program);
@@ -438,7 +438,7 @@ export class VerificationService {
             // an internal error: said where the user looks, and nothing shown as verified
             this.connection.console.error(`Calvin: could not plan the checks of ${uris.join(', ')}: ${(e as Error)?.stack ?? e}`);
             for (const c of program.checks.values()) {
-                if (c.job) { this.pool?.cancel(c.job.id); c.job = undefined; }
+                this.stopJob(c);
                 c.state = 'error';
                 c.shown = [];
             }
@@ -472,7 +472,7 @@ export class VerificationService {
             }
             const stored = this.cache.get(plan.fingerprint);
             if (stored) {
-                if (check.job) { this.pool?.cancel(check.job.id); check.job = undefined; }
+                this.stopJob(check);
                 this.accept(check, decodeResult(stored, plan), true);
                 continue;
             }
@@ -488,7 +488,7 @@ export class VerificationService {
                 this.pool?.reprioritize(check.job.id, this.priorityOf(check, program));
                 continue;
             }
-            if (check.job) { this.pool?.cancel(check.job.id); check.job = undefined; }
+            this.stopJob(check);
             void this.runCheck(program, check, this.priorityOf(check, program));
         }
         // checks that are gone: stop them
@@ -570,6 +570,12 @@ export class VerificationService {
         for (const u of p.uris) if (this.programOfUri.get(u) === id) this.programOfUri.delete(u);
     }
 
+    /** Cancel a check's job, if it has one (its result will never be shown). */
+    private stopJob(check: TrackedCheck): void {
+        if (check.job) this.pool?.cancel(check.job.id);
+        check.job = undefined;
+    }
+
     /** `calvin.maxWorkers`, or cores − 1 (at least 1). */
     private workerCount(): number {
         const cores = os.availableParallelism?.() ?? os.cpus().length;
@@ -590,7 +596,7 @@ export class VerificationService {
         const p = this.programOfUri.get(uri);
         const program = p ? this.programs.get(p) : undefined;
         const out: Diagnostic[] = [];
-        if (!this.shared.workspace.LangiumDocuments.hasDocument(URI.parse(uri))) return out; // (a deleted file)
+        if (!this.documentOf(uri)) return out; // (a deleted file)
         const runs = this.settings.verifyOn === 'change' || this.saved.has(uri);
         const pending = (runs && this.queued.has(uri)) || (program !== undefined && [...program.checks.values()].some(c => c.state === 'queued' || c.state === 'running'))
             || (runs && this.timer !== undefined && !program);
@@ -621,7 +627,7 @@ export class VerificationService {
     }
 
     private republish(uri: string): void {
-        const doc = this.shared.workspace.LangiumDocuments.all.find(d => d.uri.toString() === uri);
+        const doc = this.documentOf(uri);
         if (!doc || doc.state < DocumentState.Validated) return;
         // a newer text not rebuilt yet: its rebuild publishes (diagnostics of the old text would be misplaced in it)
         const text = this.texts.get(uri);
