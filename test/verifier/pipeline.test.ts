@@ -10,8 +10,9 @@ import type { ProgramModel } from '../../packages/verifier/src/model/program.js'
 import { heapFacts, Vocabulary } from '../../packages/verifier/src/heap/vocabulary.js';
 import { Lowerer } from '../../packages/verifier/src/lower/lower.js';
 import type { AtomicOp, Cmd } from '../../packages/verifier/src/il/il.js';
-import { fieldWriters, threadReach } from '../../packages/verifier/src/analysis/reach.js';
-import { allInvariants, environmentOf, existsOtherThread, inferGuards, TID } from '../../packages/verifier/src/spec/environment.js';
+import { threadReach } from '../../packages/verifier/src/analysis/reach.js';
+import { allInvariants, environmentOf, existsOtherThread, TID } from '../../packages/verifier/src/spec/environment.js';
+import { programContext } from '../../packages/verifier/src/program-context.js';
 import * as T from '../../packages/verifier/src/smt/term.js';
 import { Formulas } from '../../packages/verifier/src/vc/formulas.js';
 import { closure } from '../../packages/verifier/src/solve/closure.js';
@@ -122,8 +123,7 @@ describe('stage 2: heap model', () => {
 describe('stage 3: specifications', () => {
     it('E(T1) has the environment clauses, with their origins, and the derived writable_if conjuncts', async () => {
         const m = await model(LOCK);
-        const vocab = new Vocabulary(m);
-        const spec = { vocab, guards: inferGuards(m, vocab, fieldWriters(m)) };
+        const spec = programContext(m).spec;
         const reach = threadReach(m, m.threads[0]);
         const env = environmentOf(spec, new Set(['Mutex']), true, new Set([...reach.fields, 'Mutex.m']));
         const entries = env.map(c => `${c.text} (${c.origin})`);
@@ -134,8 +134,7 @@ describe('stage 3: specifications', () => {
     });
     it('environment clauses of the form A ==> e\' == e are frames (no residual relation)', async () => {
         const m = await model(LOCK);
-        const vocab = new Vocabulary(m);
-        const env = environmentOf({ vocab, guards: inferGuards(m, vocab, fieldWriters(m)) }, new Set(['Mutex']), true, new Set(['x']));
+        const env = environmentOf(programContext(m).spec, new Set(['Mutex']), true, new Set(['x']));
         for (const c of env.filter(c => c.kind === 'env')) {
             assert.equal(c.residual, undefined, c.text);
             assert.equal(c.frames.length, 1, c.text);
@@ -188,12 +187,11 @@ describe('stages 4-8 with the real Z3', () => {
 
     it('E*: E is reflexive and transitive for the lock; for writable_if guards, derived conjuncts replace it', async () => {
         const m = await model(VECTOR);
-        const vocab = new Vocabulary(m);
-        const guards = inferGuards(m, vocab, fieldWriters(m));
-        const env = environmentOf({ vocab, guards }, new Set(['Vector']), true, new Set(['Vector.count', 'Vector.data', 'v']));
+        const spec = programContext(m).spec;
+        const env = environmentOf(spec, new Set(['Vector']), true, new Set(['Vector.count', 'Vector.data', 'v']));
         const session = await solver.openSession({ timeLimitMs: 10_000 });
         try {
-            const c = await closure(vocab, env, allInvariants(vocab), guards, T.cmp('>', TID, T.int(0)), session);
+            const c = await closure(spec, env, allInvariants(spec.vocab), T.cmp('>', TID, T.int(0)), session);
             assert.equal(c.exact, false);
             const kept = c.conjuncts.map(x => x.text);
             assert.ok(kept.includes("this.holder == tid ==> count' == count"), kept.join(' | '));
@@ -323,7 +321,7 @@ describe('E* without the solver', () => {
                     syntactic++;
                     const session = await solver.openSession({ timeLimitMs: 10_000 });
                     try {
-                        const c = await closure(u.vocab, u.env, u.inv, u.guards, u.tidConstraint, session, undefined, { syntactic: false });
+                        const c = await closure(u.spec, u.env, u.inv, u.tidConstraint, session, undefined, { syntactic: false });
                         assert.ok(c.exact, `${f} ${u.name}: transitive by syntax, but Z3 drops ${c.dropped.map(d => d.text).join('; ')}`);
                     } finally {
                         session.close();

@@ -2,9 +2,10 @@ import type { MethodModel, ProgramModel, Range, ThreadModel } from './model/prog
 import { sortOfType, Vocabulary } from './heap/vocabulary.js';
 import * as T from './smt/term.js';
 import type { Term } from './smt/term.js';
-import { callersOf, fieldWriters, methodReach, threadReach, type Reach } from './analysis/reach.js';
+import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from './analysis/reach.js';
+import { arrayOwnership } from './analysis/arrays.js';
 import {
-    allEnvironmentClauses, allInvariants, environmentOf, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
+    allEnvironmentClauses, allInvariants, environmentOf, inferElementGuards, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
 } from './spec/environment.js';
 import { Lowerer } from './lower/lower.js';
 import { visit } from './spec/translate.js';
@@ -39,7 +40,19 @@ export interface ProgramContext {
 
 export function programContext(program: ProgramModel): ProgramContext {
     const vocab = new Vocabulary(program);
-    const spec: SpecContext = { vocab, guards: inferGuards(program, vocab, fieldWriters(program)) };
+    const writers = fieldWriters(program);
+    // Fields that keep their initializer's value: final, or written neither by a thread nor by
+    // what the globals' initializers call.
+    const initWrites = initializationWrites(program);
+    for (const f of vocab.fields.values()) {
+        const w = writers.get(f.id);
+        if (f.isFinal || ((!w || (!w.any && w.ids.size === 0)) && !initWrites.has(f.id))) vocab.stableFields.add(f.id);
+    }
+    const ownership = arrayOwnership(program);
+    const spec: SpecContext = {
+        vocab, guards: inferGuards(program, vocab, writers),
+        elementGuards: inferElementGuards(program, vocab, ownership), notOwned: ownership.notOwned,
+    };
     return { program, vocab, spec, callers: callersOf(program), invariants: allInvariants(vocab), guarantee: allEnvironmentClauses(vocab), closures: new Map() };
 }
 

@@ -98,9 +98,9 @@ async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<
 }
 
 /** The specifications of every thread and procedure check of a program (no solver involved): for hover and tests. */
-export function specifications(program: ProgramModel): Array<{ name: string; kind: 'thread' | 'abstraction'; env: Conjunct[]; inv: Invariant[]; tidConstraint: Term; vocab: Vocabulary; guards: SpecContext['guards'] }> {
+export function specifications(program: ProgramModel): Array<{ name: string; kind: 'thread' | 'abstraction'; env: Conjunct[]; inv: Invariant[]; tidConstraint: Term; vocab: Vocabulary; guards: SpecContext['guards']; spec: SpecContext }> {
     const ctx = programContext(program);
-    return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards }));
+    return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards, spec: ctx.spec }));
 }
 
 /** Verify one check of a program (by its key, `CheckPlan.key`): what a check worker runs. */
@@ -137,7 +137,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         let seq: SeqProgram;
         const lowered = lowerUnit(ctx, u);
         if (u.kind === 'init') {
-            seq = simulationProgram(lowered, { vocab, guards: spec.guards, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
+            seq = simulationProgram(lowered, { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
             base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
         } else {
             const { env, inv, tidConstraint } = unitSpec(ctx, u);
@@ -147,7 +147,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
             base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
                 : star.exact ? 'E is reflexive and transitive: E* = E'
                     : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
-            const simSpec: SimSpec = { vocab, guards: spec.guards, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
+            const simSpec: SimSpec = { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
             seq = simulationProgram(lowered, simSpec, inv);
         }
         log?.(printProgram(seq).replace(/^/gm, '; '));
@@ -159,7 +159,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         const result = await runVC(vc, session, log, start + (options.checkBudgetMs ?? 4 * timeLimitMs));
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
-        base.diagnostics = findings(result.failures);
+        base.diagnostics = findings(result.failures, ctx.program);
         base.loopInvariants = loopInvariantsOf(vc.checks, result.live);
         base.accesses = accessesOf(lowered, base.diagnostics);
         if (result.status === 'unknown' && result.failures.length > 0) {
@@ -219,10 +219,10 @@ function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidCo
     let pending = ctx.closures.get(key);
     if (!pending) {
         pending = (async () => {
-            if (syntacticallyTransitive(env)) return closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, undefined as never, log);
+            if (syntacticallyTransitive(env)) return closure(ctx.spec, env, inv, tidConstraint, undefined as never, log);
             const session = timed(await options.solver.openSession({ timeLimitMs }), unit);
             try {
-                const c = await closure(ctx.vocab, env, inv, ctx.spec.guards, tidConstraint, session, log);
+                const c = await closure(ctx.spec, env, inv, tidConstraint, session, log);
                 unit.queries += c.queries;
                 return c;
             } finally {
@@ -312,22 +312,44 @@ function accessesOf(lowered: import('./program-context.js').LoweredUnit, diagnos
 }
 
 /** Failures → diagnostics, with the counterexample values and the call chain. */
-function findings(failures: Failure[]): VDiagnostic[] {
+function findings(failures: Failure[], program: ProgramModel): VDiagnostic[] {
     const out: VDiagnostic[] = [];
+    // a monitor's holder is a thread: shown by name
+    const threadName = new Map(program.threads.filter(t => t.id !== undefined).map(t => [String(t.id), t.name]));
+    const named = (name: string, value: string) => name.endsWith('.holder') || name === 'tid'
+        ? (value === '0' ? '0 (free)' : threadName.has(value) ? `${value} (${threadName.get(value)})` : value)
+        : value;
     // A racy access is reported once, as race (checking.md): an env or invariant failure of
     // the same step is a consequence of the race and is not repeated.
     const racyOps = new Set(failures.filter(f => f.check.info.code === 'race' && f.check.op !== undefined).map(f => f.check.op));
-    for (const f of failures) {
+    for (const failure of failures) {
+        const f = { ...failure, values: failure.values.map(([n, v]): [string, string] => [n, named(n, v)]) };
         const info = f.check.info;
         if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.check.op)) continue;
         const parts = [f.values.map(([n, v]) => `${n} = ${v}`).join(', '), ...f.notes].filter(x => x !== '');
-        const values = parts.length > 0 ? ` [${parts.join('; ')}]` : '';
+        const values = (parts.length > 0 ? ` [${parts.join('; ')}]` : '') + missingStepHint(info, f.values);
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         const counterexample = f.values.length + f.notes.length > 0 ? { values: f.values.map(([name, value]) => ({ name, value })), notes: f.notes } : undefined;
         out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related, ...(counterexample ? { counterexample } : {}) });
     }
     return out;
+}
+
+/**
+ * For a method that may return before step K of its abstraction happened: if a
+ * statement performs step K without changing shared state (a read, a write of
+ * the value already there), only `witness step K` tells the checker so.
+ */
+function missingStepHint(info: import('./il/il.js').CheckInfo, values: Array<[string, string]>): string {
+    const done = Number(values.find(([n]) => n === 'steps done')?.[1]);
+    const steps = info.missingStep?.steps;
+    if (!steps || !Number.isInteger(done) || done < 0 || done >= steps.length) return '';
+    const k = done + 1;
+    const step = steps[k - 1];
+    // a step that changes nothing can only be a statement that reads: the checker counts reads as stutters
+    const hint = step.changesNothing ? `; if a statement that only reads performs it, mark it with '//@ witness step ${k};'` : '';
+    return `. On this path step ${k} ('${step.text}') never happened${hint}`;
 }
 
 /** One diagnostic per (range, code): the same line may be reached through several call chains or threads. */

@@ -1,4 +1,5 @@
 import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel } from '../model/program.js';
+import { frameElementsField, frameField } from '../model/program.js';
 import { visit } from '../spec/translate.js';
 
 /** What a piece of code may touch, transitively through the methods it calls. */
@@ -59,9 +60,12 @@ function writtenField(target: Expr): string | undefined {
 
 function actionFields(a: Action, fields: Set<string>, writes: Set<string>): void {
     fieldsOf(a.expr, fields);
-    for (const f of a.frame) {
-        fields.add(f.field);
-        writes.add(f.field);
+    for (const e of a.frame) {
+        const f = frameField(e);
+        if (f) { fields.add(f); writes.add(f); }
+        const arr = frameElementsField(e);
+        if (arr) fields.add(arr);
+        if (e.kind === 'elems') { fieldsOf(e.array, fields); if (e.index) fieldsOf(e.index, fields); }
     }
     if (!a.hasFrame) {
         visit(a.expr, x => { if ((x.kind === 'global' || x.kind === 'field') && x.primed) writes.add(x.field); });
@@ -96,6 +100,11 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
                 const f = writtenField(e.target);
                 if (f) writes.add(f);
             }
+            // `new C()` runs C's field initializers (and what they call) in this body
+            if (e.kind === 'new' && !scanned.has(`new ${e.class}/${countWrites}`)) {
+                scanned.add(`new ${e.class}/${countWrites}`);
+                pending.push({ stmts: initializerStmts(program, e.class), countWrites });
+            }
             if (e.kind !== 'call' || scanned.has(`${e.method}/${countWrites}`)) return;
             scanned.add(`${e.method}/${countWrites}`);
             reach.methods.add(e.method);
@@ -118,6 +127,19 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
         else reach.topLevel = true;
     }
     return reach;
+}
+
+/** The instance field initializers of a class, as statements (what `new C()` runs). */
+function initializerStmts(program: ProgramModel, className: string): Stmt[] {
+    const cls = program.classes.find(c => c.name === className);
+    return (cls?.fields ?? []).filter(f => !f.isStatic && f.init).map(f => ({ kind: 'expr', expr: f.init!, range: f.range }));
+}
+
+/** Fields written while the field initializers of the globals run (before the threads start). */
+export function initializationWrites(program: ProgramModel): Set<string> {
+    const statics = [...program.globals, ...program.classes.flatMap(c => c.fields.filter(f => f.isStatic))];
+    const stmts: Stmt[] = statics.filter(g => g.init).map(g => ({ kind: 'expr', expr: g.init!, range: g.range }));
+    return reachOf(program, stmts).writes;
 }
 
 function collectAtomicWrites(stmts: Stmt[], writes: Set<string>): void {
@@ -174,7 +196,7 @@ export function fieldWriters(program: ProgramModel): Map<string, { ids: Set<numb
         if (!m.abstraction || reached.has(m.id)) continue;
         for (const f of reachOf(program, m.body, m.owner).writes) writers.set(f, { ids: new Set(), any: true });
         for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) {
-            for (const e of a.frame) writers.set(e.field, { ids: new Set(), any: true });
+            for (const e of a.frame) { const f = frameField(e); if (f) writers.set(f, { ids: new Set(), any: true }); }
         }
     }
     for (const t of program.threads) {

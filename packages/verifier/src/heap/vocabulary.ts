@@ -11,7 +11,10 @@ import type { Sort, Term } from '../smt/term.js';
  * - array elements: `e:S` per element sort S, keyed by the array and the index;
  * - monitors: `holder`, keyed by the object (0 = free, else the holder's id);
  * - allocation: `alloc` (object → allocated?) and privacy: `owner` (the
- *   allocating thread while the object is private to it, 0 once published).
+ *   allocating thread while the object is private to it, 0 once published),
+ *   and `linked` (a private object a field or element of another private
+ *   object references: it is published with any object that is published,
+ *   because it may be reachable from it).
  * Array lengths (`len`) and dynamic types (`dtype`) never change: they are
  * plain functions. Integers are mathematical.
  */
@@ -20,7 +23,7 @@ export interface StateVar {
     /** Sorts of the keys (none for a global). */
     keys: Sort[];
     sort: Sort;
-    kind: 'global' | 'field' | 'elems' | 'holder' | 'alloc' | 'owner';
+    kind: 'global' | 'field' | 'elems' | 'holder' | 'alloc' | 'owner' | 'linked';
     /** The field it models (globals and fields). */
     field?: FieldModel;
     /** The element type (array elements). */
@@ -38,6 +41,7 @@ export function sortOfType(t: Type): Sort {
 export const HOLDER = 'holder';
 export const ALLOC = 'alloc';
 export const OWNER = 'owner';
+export const LINKED = 'linked';
 export const LEN = 'len';
 export const DTYPE = 'dtype';
 
@@ -57,6 +61,12 @@ export class Vocabulary {
     readonly fields = new Map<string, FieldModel>();
     readonly classes = new Map<string, ClassModel>();
     private readonly methods = new Map<string, MethodModel>();
+    /**
+     * Fields that keep the value their initializer gives every object (final,
+     * or written by no thread after initialization: analysis/reach.ts
+     * `fieldWriters`); set by the program context.
+     */
+    stableFields = new Set<string>();
     private readonly typeIds = new Map<string, number>();
 
     constructor(readonly program: ProgramModel) {
@@ -73,6 +83,7 @@ export class Vocabulary {
             this.add({ name: ALLOC, keys: ['Ref'], sort: 'Bool', kind: 'alloc' });
             this.add({ name: OWNER, keys: ['Ref'], sort: 'Int', kind: 'owner' });
             this.add({ name: HOLDER, keys: ['Ref'], sort: 'Int', kind: 'holder' });
+            this.add({ name: LINKED, keys: ['Ref'], sort: 'Bool', kind: 'linked' });
         }
         for (const [s, element] of uses.elements) this.add({ name: elemsVar(s), keys: ['Ref', 'Int'], sort: s, kind: 'elems', element });
     }
@@ -173,6 +184,10 @@ export function publishedOf(vocab: Vocabulary, type: Type, o: Term, state?: stri
 }
 
 /** o is private to the thread: allocated by it and not published yet. */
+export function linkedOf(o: Term, state?: string): Term {
+    return T.read(LINKED, [o], 'Bool', state);
+}
+
 export function privateTo(o: Term, tid: Term, state?: string): Term {
     return T.and(allocated(o, state), T.eq(ownerOf(o, state), tid));
 }

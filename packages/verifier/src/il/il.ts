@@ -61,6 +61,8 @@ export interface CheckInfo {
     changes?: Array<{ name: string; before: Term; after: Term; range: Range }>;
     /** The annotation it comes from, for related information. */
     related?: { range: Range; message: string };
+    /** A method that may return before all steps of its abstraction: the steps, to suggest a `witness step` for the missing one. */
+    missingStep?: { steps: Array<{ text: string; changesNothing: boolean }> };
 }
 
 /** Commands inside one atomic operation, run in order on the current state. */
@@ -126,6 +128,8 @@ export type Cmd =
 export interface LoopInvariant {
     cond: Term;
     check: CheckInfo;
+    /** The invariant as written. */
+    text: string;
 }
 
 /** Locals declared while lowering: sort and, for references, the static type. */

@@ -1,12 +1,12 @@
-import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, Range, Stmt, Type } from '../model/program.js';
+import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, ProgramModel, Range, Stmt, Type } from '../model/program.js';
 import { typeString } from '../model/program.js';
 import {
-    ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
+    ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, LINKED, linkedOf, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import { binary, translate, type TrContext } from '../spec/translate.js';
-import { actionPredicate, frameOf, keyParams } from '../spec/abstraction.js';
+import { actionPredicate, frameOf, frameWhere, keyParams, type FrameInfo } from '../spec/abstraction.js';
 import type { Access, AtomicOp, CallFrame, CheckInfo, Cmd, LocalDecl, Loc, OpCmd, OpKind } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 
@@ -74,7 +74,7 @@ export class Lowerer {
     lowerInit(): Cmd[] {
         const frame = this.newFrame([], undefined, undefined);
         const cmds: Cmd[] = [];
-        for (const g of this.vocab.program.globals) {
+        for (const g of staticFieldsInOrder(this.vocab.program)) {
             if (!g.init) continue;
             const { cmds: c, term } = this.expr(g.init, frame);
             cmds.push(...c);
@@ -170,7 +170,9 @@ export class Lowerer {
                 this.pendingWitness = s.step;
                 continue;
             }
-            out.push(...this.stmt(s, frame));
+            const cmds = this.stmt(s, frame);
+            if (this.pendingWitness !== undefined) witnessOnRead(cmds, this.pendingWitness);
+            out.push(...cmds);
             this.pendingWitness = undefined;
         }
         return out;
@@ -237,7 +239,7 @@ export class Lowerer {
         const continueLabel = this.label('continue');
         frame.loops.push({ breakLabel, continueLabel, monitorDepth: frame.monitors.length });
         const invariants = s.invariants.map(c => ({
-            cond: translate(c.expr, this.ctx(frame)),
+            cond: translate(c.expr, this.ctx(frame)), text: c.text,
             check: { ...this.check('loop-invariant', c.range, `loop invariant '${c.text}' may not hold`, frame), related: undefined },
         }));
         const { cmds: condCmds, term: cond } = this.expr(s.cond, frame);
@@ -474,7 +476,7 @@ export class Lowerer {
         if (w.t === 'bool') return [];
         const published = T.or(T.eq(t, T.NULL), T.eq(ownerOf(t), T.int(0)));
         const shared = from ? T.and(allocated(from), T.eq(ownerOf(from), T.int(0))) : T.TRUE;
-        return [{ k: 'assume', cond: T.and(w, T.implies(shared, published)) }];
+        return [{ k: 'assume', cond: T.and(w, T.implies(shared, published), initializedFacts(this.vocab, t, type)) }];
     }
 
     private writeLoc(l: LocInfo, value: Term, range: Range, frame: MethodFrame): Cmd {
@@ -482,24 +484,61 @@ export class Lowerer {
         return this.op('write', range, frame, [this.access(l.loc, true, l.field, l.range, l.text)], [
             ...this.locChecks(l, frame),
             this.locStore(l.loc, value),
-            ...this.publishIfRef(l.type, obj),
+            ...this.publishIfRef(l.type, obj, value),
         ], `write of ${l.text}`);
     }
 
     /**
-     * Storing a reference into a shared location publishes every object the
-     * thread has allocated and not yet published (docs/semantics.md); storing
-     * it into a field of an object private to the thread publishes nothing.
+     * Storing a reference `value` into a shared location publishes that object
+     * and the private objects that may be reachable from it: those a field or
+     * element of a private object references (`linked`), a sound
+     * over-approximation of reachability (docs/semantics.md). Storing it into a
+     * field or element of an object private to the thread publishes nothing and
+     * links it.
      */
-    private publishIfRef(type: Type, into: Term | undefined): OpCmd[] {
+    private publishIfRef(type: Type, into: Term | undefined, value: Term): OpCmd[] {
         if (type.kind !== 'class' && type.kind !== 'array' && type.kind !== 'null') return [];
         // During initialization every object is published already.
         if (this.target.kind === 'init' || !this.vocab.has(OWNER)) return [];
-        const tid = this.target.tid;
+        const shared = into ? T.ne(ownerOf(into), this.target.tid) : T.TRUE;
+        const out = [this.publish(shared, r => T.or(T.eq(r, value), linkedOf(r)))];
+        if (into) out.push({ k: 'if', cond: T.not(shared), then: [{ k: 'store', map: LINKED, keys: [value], value: T.TRUE }], else: [] });
+        return out;
+    }
+
+    /** Where `when` holds, the thread's private objects for which `which` holds are published. */
+    private publish(when: Term, which: (r: Term) => Term): OpCmd {
         const r = T.v('r!pub', 'Ref');
-        const shared = into ? T.ne(ownerOf(into), tid) : T.TRUE;
         const owner = ownerOf(r);
-        return [{ k: 'update', map: OWNER, params: [{ name: 'r!pub', sort: 'Ref' }], value: T.ite(T.and(shared, T.eq(owner, tid)), T.int(0), owner) }];
+        return { k: 'update', map: OWNER, params: [{ name: 'r!pub', sort: 'Ref' }], value: T.ite(T.and(when, T.eq(owner, this.target.tid), which(r)), T.int(0), owner) };
+    }
+
+    /**
+     * Publication by an abstraction step (as if the callee's body had run): the
+     * references the step may have stored into shared locations of its frame.
+     * A single framed location publishes its new value (or links it, in an
+     * object private to the thread); a frame over many locations (`*.f`,
+     * `a[*]`) publishes every private object of the thread.
+     */
+    private publishByAction(frame: FrameInfo): OpCmd[] {
+        if (this.target.kind === 'init' || !this.vocab.has(OWNER)) return [];
+        const out: OpCmd[] = [];
+        for (const [map, where] of frame) {
+            const sv = this.vocab.stateVar(map);
+            if (sv.sort !== 'Ref' || (sv.kind !== 'global' && sv.kind !== 'field' && sv.kind !== 'elems')) continue;
+            const type: Type = sv.field?.type ?? sv.element ?? { kind: 'null' };
+            if (sv.kind === 'global') {
+                out.push(...this.publishIfRef(type, undefined, this.read(map, [])));
+                continue;
+            }
+            const whole = where === 'all' ? [] : where.filter(keys => keys.length === sv.keys.length);
+            if (where === 'all' || whole.length !== where.length) {
+                out.push(this.publish(T.TRUE, () => T.TRUE));
+                continue;
+            }
+            for (const keys of whole) out.push(...this.publishIfRef(type, keys[0], this.read(map, keys)));
+        }
+        return out;
     }
 
     // ------------------------------------------------------------ atomic blocks
@@ -536,10 +575,12 @@ export class Lowerer {
                     }
                     const l = this.atomicLocation(t, frame, accesses, out);
                     out.push(...this.locChecks(l, frame));
-                    const value = valueOf(s.op === '=' ? undefined : this.locValue(l.loc));
+                    // the value is computed before the store (it may read the location stored into)
+                    const value = this.fresh('value', sortOfType(l.type), l.type);
+                    out.push({ k: 'local', var: value, value: valueOf(s.op === '=' ? undefined : this.locValue(l.loc)) });
                     accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
-                    out.push(this.locStore(l.loc, value));
-                    out.push(...this.publishIfRef(l.type, this.objectOf(l.loc)));
+                    out.push(this.locStore(l.loc, this.localTerm(value)));
+                    out.push(...this.publishIfRef(l.type, this.objectOf(l.loc), this.localTerm(value)));
                     break;
                 }
                 case 'if': {
@@ -626,7 +667,7 @@ export class Lowerer {
                 accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
                 const ok = this.fresh('cas', 'Bool');
                 out.push({ k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) });
-                out.push({ k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc))], else: [] });
+                out.push({ k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc), update)], else: [] });
                 return this.localTerm(ok);
             }
             case 'call': case 'new': case 'newArray':
@@ -721,7 +762,7 @@ export class Lowerer {
         cmds.push(this.op('cas', e.range, frame, [this.access(l.loc, false, l.field, l.range, l.text, true), this.access(l.loc, true, l.field, l.range, l.text, true)], [
             ...this.locChecks(l, frame),
             { k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) },
-            { k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc))], else: [] },
+            { k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc), update)], else: [] },
         ], `cas on ${l.text}`));
         return { cmds, term: this.localTerm(ok) };
     }
@@ -760,6 +801,7 @@ export class Lowerer {
             { k: 'store', map: ALLOC, keys: [obj], value: T.TRUE },
             { k: 'store', map: OWNER, keys: [obj], value: owner },
             { k: 'store', map: HOLDER, keys: [obj], value: T.int(0) },
+            { k: 'store', map: LINKED, keys: [obj], value: T.FALSE },
         ];
     }
 
@@ -859,13 +901,13 @@ export class Lowerer {
             const accesses: Access[] = [];
             for (const [map, where] of frameInfo) {
                 const params = keyParams(this.vocab, map, `k!${map}!`);
-                const key0 = params.length > 0 ? T.v(params[0].name, params[0].sort) : undefined;
-                body.push({ k: 'havocMap', map, params, where: where === 'all' || !key0 ? T.TRUE : T.or(...where.map(o => T.eq(key0, o))) });
+                body.push({ k: 'havocMap', map, params, where: frameWhere(where, params) });
                 const sv = this.vocab.stateVar(map);
                 const loc: Loc = sv.kind === 'global' ? { kind: 'global', map } : { kind: 'all', map };
                 accesses.push({ loc, write: true, sync: true, field: sv.field, range, text: sv.field?.name ?? map });
             }
             body.push({ k: 'assume', cond: actionPredicate(a, ctx) });
+            body.push(...this.publishByAction(frameInfo));
             const label = step === 'stutter' ? `stutter of '${m.name}'` : `step ${step} of '${m.name}'`;
             return this.op(step === 'stutter' ? 'stutter' : 'step', range, frame, accesses, body, label, { abstraction: { method: m, step } });
         };
@@ -890,9 +932,76 @@ export class Lowerer {
         }
         if (resultVar && m.returnType.kind !== 'int' && m.returnType.kind !== 'boolean') {
             const w = wellTyped(this.vocab, this.localTerm(resultVar), m.returnType);
-            if (w.t !== 'bool') out.push({ k: 'assumeState', cond: w });
+            if (w.t !== 'bool') out.push({ k: 'assumeState', cond: T.and(w, initializedFacts(this.vocab, this.localTerm(resultVar), m.returnType)) });
         }
         return out;
+    }
+}
+
+/**
+ * What the field initializers of an object's class tell about it for ever:
+ * the fields that keep their initial value (final, or written by no thread
+ * after initialization) and whose initializer is a constant, a new array of
+ * constant size, or a new object. (Every object a program can reach has
+ * run its initializers: `new` publishes nothing before they finish.)
+ */
+export function initializedFacts(vocab: Vocabulary, o: Term, type: Type): Term {
+    if (type.kind !== 'class') return T.TRUE;
+    const cls = vocab.classes.get(type.name);
+    if (!cls) return T.TRUE;
+    const facts: Term[] = [];
+    for (const f of cls.fields) {
+        if (f.isStatic || !vocab.stableFields.has(f.id)) continue;
+        const value = vocab.read(vocab.varOfField(f.id), [o]);
+        const init = f.init;
+        if (!init) facts.push(T.eq(value, defaultValue(f.type)));
+        else if (init.kind === 'new') facts.push(T.ne(value, T.NULL));
+        else if (init.kind === 'newArray') {
+            const size = constantTerm(init.size, vocab);
+            facts.push(T.ne(value, T.NULL), ...(size ? [T.eq(lengthOf(value), size)] : []));
+        } else {
+            const c = constantTerm(init, vocab);
+            if (c) facts.push(T.eq(value, c));
+        }
+    }
+    return facts.length === 0 ? T.TRUE : T.implies(T.ne(o, T.NULL), T.and(...facts));
+}
+
+/**
+ * `witness step N` before a statement that only reads: its last read is the
+ * step (a step that changes nothing, such as an observation `step [] P`).
+ */
+function witnessOnRead(cmds: Cmd[], step: number): void {
+    const ops: AtomicOp[] = [];
+    const walk = (cs: Cmd[]) => {
+        for (const c of cs) {
+            if (c.k === 'op') ops.push(c.op);
+            else if (c.k === 'if') { walk(c.then); walk(c.else); } else if (c.k === 'loop' || c.k === 'scope') walk(c.body);
+        }
+    };
+    walk(cmds);
+    if (ops.some(o => o.witness !== undefined)) return;
+    const last = [...ops].reverse().find(o => o.kind === 'read');
+    if (last) last.witness = step;
+}
+
+/** Globals and static fields, in the textual order of their initializers (files ordered as the program's). */
+export function staticFieldsInOrder(program: ProgramModel): FieldModel[] {
+    const all = [...program.globals, ...program.classes.flatMap(c => c.fields.filter(f => f.isStatic))];
+    const pos = (f: FieldModel) => [program.files.indexOf(f.range.file), f.range.startLine, f.range.startChar];
+    return all.sort((a, b) => {
+        const [x, y] = [pos(a), pos(b)];
+        return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    });
+}
+
+/** The value of an expression that reads no state and no variable (a constant), or undefined. */
+function constantTerm(e: Expr, vocab: Vocabulary): Term | undefined {
+    try {
+        const t = translate(e, { vocab, tid: T.v('tid', 'Int'), local: () => { throw new LoweringError('not a constant'); } });
+        return T.readsOf(t).length === 0 && [...T.freeVars(t)].every(v => v === 'null') ? t : undefined;
+    } catch {
+        return undefined;
     }
 }
 

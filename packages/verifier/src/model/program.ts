@@ -103,7 +103,13 @@ export type FrameEntry =
     | { kind: 'global'; field: string }
     | { kind: 'this'; field: string }
     | { kind: 'param'; param: string; field: string }
-    | { kind: 'any'; field: string };
+    | { kind: 'any'; field: string }
+    /**
+     * Elements of the array that `array` references in the pre-state (a global,
+     * a field of `this` or of a parameter, or an array-typed parameter): one
+     * element (`a[e]`, `index` evaluated in the pre-state) or all (`a[*]`).
+     */
+    | { kind: 'elems'; array: Expr; index?: Expr };
 
 export interface MethodModel {
     /** Unique: `C.m` or `p` for a top-level procedure. */
@@ -203,4 +209,15 @@ export function typeString(t: Type): string {
         case 'array': return `${typeString(t.element)}[]`;
         default: return t.kind;
     }
+}
+
+/** The field a frame entry lets change (undefined for array elements: the array's field itself does not change). */
+export function frameField(e: FrameEntry): string | undefined {
+    return e.kind === 'elems' ? undefined : e.field;
+}
+
+/** The array-typed field whose array's elements a frame entry lets change (`[f]` on an array field, `f[e]`, `f[*]`, `p.f[*]`). */
+export function frameElementsField(e: FrameEntry): string | undefined {
+    if (e.kind !== 'elems') return undefined;
+    return e.array.kind === 'global' || e.array.kind === 'field' ? e.array.field : undefined;
 }

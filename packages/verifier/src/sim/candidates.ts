@@ -77,7 +77,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
             case 'read': {
                 t.keys.forEach(visitTerm);
                 const sv = vocab.vars.get(t.map);
-                if (!sv || sv.kind === 'alloc' || sv.kind === 'owner') return;
+                if (!sv || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked') return;
                 addAtom(t);
                 if (usable(t)) stateAtoms.set(T.key(t), t);
                 return;
@@ -129,7 +129,10 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         if (!out.has(k)) out.set(k, { cond, text: text ?? calvinText(cond) });
     };
     if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) add(T.eq(T.v(input.pc.name, 'Int'), T.int(k)), `pc == ${k}`);
-    for (const c of comparisons.values()) add(c);
+    for (const c of comparisons.values()) {
+        add(c);
+        if (c.t === 'app' && c.fn === '=') add(T.not(c));
+    }
     for (const r of refAtoms.values()) {
         add(T.ne(r, T.NULL));
         if (!vocab.has(ALLOC)) continue;

@@ -49,8 +49,10 @@ export interface EnvStep {
 /** A loop invariant: user-written (checked, reported) or a Houdini candidate (dropped when it fails). */
 export interface LoopInv {
     cond: Term;
-    /** Check id asserted on entry and after each iteration. */
+    /** Check id asserted after each iteration (and on entry, unless `entryCheck` is given). */
     check: number;
+    /** Check id asserted on entry (a written invariant: "does not hold on entry" is its own failure). */
+    entryCheck?: number;
     candidate: boolean;
     /** Text for hover ("inferred loop invariants"). */
     text: string;
@@ -83,4 +85,6 @@ export interface SeqProgram {
     maps: string[];
     /** Constants of the check besides the locals (tid, pc, ...). */
     constants: Map<string, import('../smt/term.js').Sort>;
+    /** Locals that hold a value from the start (a checked method's `this` and parameters): objects in scope from the start. */
+    inputs: string[];
 }

@@ -1,6 +1,8 @@
-import type { MethodModel, Range } from '../model/program.js';
+import type { MethodModel, Range, Type } from '../model/program.js';
+import { initializedFacts } from '../lower/lower.js';
+import { frameField } from '../model/program.js';
 import {
-    ALLOC, allocated, elemsVar, heapFacts, HOLDER, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+    ALLOC, allocated, elemsVar, heapFacts, HOLDER, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
@@ -16,6 +18,9 @@ import { loopCandidates } from './candidates.js';
 export interface SimSpec {
     vocab: Vocabulary;
     guards: Map<string, Guard>;
+    /** Guards of the elements of owned arrays (SpecContext.elementGuards), and why other array fields own none. */
+    elementGuards: Map<string, Guard>;
+    notOwned: Map<string, string>;
     /** E(p): one environment step (race checks). */
     env: Conjunct[];
     /** A reflexive-transitive over-approximation of E(p)* (solve/closure.ts): the environment steps. */
@@ -50,6 +55,7 @@ export class Simulator {
     private readonly checks: Check[] = [];
     private readonly locals: Map<string, LocalDecl>;
     private readonly constants = new Map<string, Sort>();
+    private inputs: string[] = [];
     private abs?: AbstractionTarget & { steps: MethodModel['abstraction'] & object; ctx: TrContext };
     private fresh = 0;
     private maps: string[] = [];
@@ -90,21 +96,28 @@ export class Simulator {
         for (const f of heapFacts(vocab, undefined, new Set(this.maps))) out.push({ k: 'assume', cond: f });
         if (target.thisTerm && vocab.has(ALLOC)) {
             // `this` is a published object of the class (a private receiver is a special case the environment cannot touch at all)
-            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), publishedOf(vocab, { kind: 'class', name: m.owner! }, target.thisTerm)) });
+            const type: Type = { kind: 'class', name: m.owner! };
+            out.push({ k: 'assume', cond: T.and(T.ne(target.thisTerm, T.NULL), publishedOf(vocab, type, target.thisTerm), initializedFacts(vocab, target.thisTerm, type)) });
         }
         m.params.forEach((p, i) => {
             if ((p.type.kind === 'class' || p.type.kind === 'array') && vocab.has(ALLOC)) {
                 const x = T.v(target.params[i], 'Ref');
-                out.push({ k: 'assume', cond: T.or(T.eq(x, T.NULL), publishedOf(vocab, p.type, x)) });
+                out.push({ k: 'assume', cond: T.and(T.or(T.eq(x, T.NULL), publishedOf(vocab, p.type, x)), initializedFacts(vocab, x, p.type)) });
             }
         });
         out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
         for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
         out.push({ k: 'local', var: PC, value: T.int(1) });
         out.push({ k: 'snapshot', name: ENTRY });
-        for (const id of [...target.params, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])]) this.defined.add(id);
-        out.push(...this.cmds(body, false));
-        out.push(...this.finalChecks(m.endRange));
+        this.inputs = [...target.params, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
+        for (const id of this.inputs) this.defined.add(id);
+        // The checks at the end of the body are for the path that falls off it: inside the body's
+        // scope, so that a `return` (checked where it stands) skips them.
+        const cmds = this.cmds(body, false);
+        const scope = cmds.length === 1 && cmds[0].k === 'scope' && cmds[0].label === target.exitLabel ? cmds[0] : undefined;
+        if (scope) scope.body.push(...this.finalChecks(m.endRange));
+        out.push(...cmds);
+        if (!scope) out.push(...this.finalChecks(m.endRange));
         return this.program(out);
     }
 
@@ -139,14 +152,14 @@ export class Simulator {
     }
 
     private program(body: SCmd[]): SeqProgram {
-        return { body, checks: this.checks, locals: this.locals, maps: this.maps, constants: this.constants };
+        return { body, checks: this.checks, locals: this.locals, maps: this.maps, constants: this.constants, inputs: this.inputs };
     }
 
     // ------------------------------------------------------------ helpers
 
     private check(info: CheckInfo, kind: CheckKind = 'program', extra: Partial<Check> = {}, cond?: Term): number {
         const id = this.checks.length;
-        this.checks.push({ id, kind, info: cond && kind === 'program' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
+        this.checks.push({ id, kind, info: cond && kind !== 'candidate' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
         return id;
     }
 
@@ -172,7 +185,34 @@ export class Simulator {
             const p = this.provenance.get(v);
             if (p && !changes.some(c => c.name === p.name)) changes.push(p);
         }
+        // the shared locations the condition reads (fields, ghost fields, monitors' holders, elements)
+        for (const r of T.readsOf(cond)) {
+            if (r.state !== undefined || r.t !== 'read') continue;
+            const name = this.readName(r);
+            if (!name || shown.has(name) || show.some(([, t]) => T.sameTerm(t, r))) continue;
+            shown.add(name);
+            show.push([name, r]);
+        }
         return { ...info, show, changes };
+    }
+
+    /** How a read of shared state is shown in a counterexample (`x`, `c.size`, `v.holder`, `buf[i]`), or undefined. */
+    private readName(r: Extract<Term, { t: 'read' }>): string | undefined {
+        const key = (t: Term): string | undefined => {
+            if (t.t === 'int') return String(t.value);
+            if (t.t === 'var') return t.name === 'null' ? 'null' : this.abs?.thisTerm?.t === 'var' && this.abs.thisTerm.name === t.name ? 'this' : displayName(t.name);
+            if (t.t === 'read') return this.readName(t);
+            return undefined;
+        };
+        const sv = this.spec.vocab.vars.get(r.map);
+        if (!sv) return undefined;
+        switch (sv.kind) {
+            case 'global': return sv.field?.name;
+            case 'field': { const o = key(r.keys[0]); return o && sv.field ? `${o}.${sv.field.name}` : undefined; }
+            case 'holder': { const o = key(r.keys[0]); return o ? `${o}.holder` : undefined; }
+            case 'elems': { const a = key(r.keys[0]), i = key(r.keys[1]); return a && i ? `${a}[${i}]` : undefined; }
+            default: return undefined;
+        }
     }
 
     private relevantInvariants(): Invariant[] {
@@ -230,7 +270,7 @@ export class Simulator {
         walk(cmds);
         if (abs) {
             for (const a of [...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
-                for (const e of a.frame) used.add(vocab.varOfField(e.field));
+                for (const e of a.frame) { const f = frameField(e); if (f) used.add(vocab.varOfField(f)); }
             }
             for (const c of [...abs.requires, ...abs.ensures, ...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
                 const e = 'expr' in c ? c.expr : undefined;
@@ -238,7 +278,7 @@ export class Simulator {
             }
         }
         for (const i of inv ?? []) for (const m of i.maps) used.add(m);
-        if ([...used].some(m => vocab.vars.get(m)?.kind !== 'global') && vocab.has(ALLOC)) used.add(ALLOC).add(OWNER).add(HOLDER);
+        if ([...used].some(m => vocab.vars.get(m)?.kind !== 'global') && vocab.has(ALLOC)) used.add(ALLOC).add(OWNER).add(HOLDER).add(LINKED);
         // Close under the conjuncts (a frame's keep condition reads other variables) and invariants.
         const groups: Array<Set<string>> = [
             ...[...this.spec.env, ...this.spec.star, ...this.spec.guarantee].map(c => new Set([...c.maps, ...c.frames.flatMap(f => [...T.mapsOf(f.keep)])])),
@@ -263,6 +303,7 @@ export class Simulator {
             if (sv.kind === 'global') out.push({ k: 'store', map: name, keys: [], value: defaultOf(sv.sort) });
             else if (sv.kind === 'alloc') out.push({ k: 'update', map: name, params: [{ name: 'o!i', sort: 'Ref' }], value: T.FALSE });
             else if (sv.kind === 'owner' || sv.kind === 'holder') out.push({ k: 'update', map: name, params: [{ name: 'o!i', sort: 'Ref' }], value: T.int(0) });
+            else if (sv.kind === 'linked') out.push({ k: 'update', map: name, params: [{ name: 'o!i', sort: 'Ref' }], value: T.FALSE });
         }
         return out;
     }
@@ -312,7 +353,7 @@ export class Simulator {
         const a = this.abs!.steps;
         for (const act of [...a.steps, ...(a.stutter ? [a.stutter] : [])]) {
             for (const m of mapsOfExprSafe(act.expr, this.spec.vocab)) out.add(m);
-            for (const e of act.frame) out.add(this.spec.vocab.varOfField(e.field));
+            for (const e of act.frame) { const f = frameField(e); if (f) out.add(this.spec.vocab.varOfField(f)); }
         }
         this.absMaps = out;
         return out;
@@ -461,7 +502,11 @@ export class Simulator {
         for (const f of [...this.invariantTerms(), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
 
         // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
-        const invariants: LoopInv[] = c.invariants.map(inv => ({ cond: inv.cond, check: this.check(inv.check, 'user-invariant', { assumeAfter: false }), candidate: false, text: '' }));
+        const invariants: LoopInv[] = c.invariants.map(inv => ({
+            cond: inv.cond, candidate: false, text: inv.text,
+            entryCheck: this.check({ ...inv.check, message: `loop invariant '${inv.text}' may not hold when the loop is entered` }, 'user-invariant', { assumeAfter: false }, inv.cond),
+            check: this.check({ ...inv.check, message: `loop invariant '${inv.text}' may not be preserved by an iteration of the loop` }, 'user-invariant', { assumeAfter: false }, inv.cond),
+        }));
         const candidates = loopCandidates({
             vocab: this.spec.vocab, body: c.body, locals: this.locals, modifiedLocals: new Set(assigned), havocked, entryState: entry,
             definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards,
@@ -498,10 +543,13 @@ export class Simulator {
         // blocking assumes, then the implicit checks of the access (null, bounds), then its race checks
         let lead = op.blocking;
         while (lead < op.body.length && op.body[lead].k === 'assert') lead++;
-        out.push(...this.opBody(op.body.slice(0, lead), op, 'check', pre));
+        // (before the step, its pre-state is the current state)
+        out.push(...this.opBody(op.body.slice(0, lead), op, 'check', undefined));
         out.push(...this.raceChecks(op));
         out.push({ k: 'snapshot', name: pre });
         out.push(...this.opBody(op.body.slice(lead), op, 'check', pre));
+        // an object read here satisfies its class invariants (every published object does, in every state)
+        if (op.kind === 'read') out.push(...this.invariantsAt(op));
         // a value read here: what it was before the environment's step
         if (op.kind === 'read') {
             for (const c of op.body) {
@@ -517,7 +565,23 @@ export class Simulator {
         return out;
     }
 
-    private opBody(body: OpCmd[], op: AtomicOp, checks: 'check' | 'assume', pre: string): SCmd[] {
+    /** The class invariants of the objects a read operation yields, instantiated at them. */
+    private invariantsAt(op: AtomicOp): SCmd[] {
+        const out: SCmd[] = [];
+        for (const c of op.body) {
+            if (c.k !== 'local') continue;
+            const type = this.locals.get(c.var)?.type;
+            if (type?.kind !== 'class') continue;
+            for (const inv of this.relevantInvariants()) {
+                const t = inv.term;
+                if (inv.className !== type.name || t.t !== 'quant' || t.q !== 'forall' || t.vars.length !== 1) continue;
+                out.push({ k: 'assume', cond: T.substitute(t.body, new Map([[t.vars[0].name, T.v(c.var, 'Ref')]])) });
+            }
+        }
+        return out;
+    }
+
+    private opBody(body: OpCmd[], op: AtomicOp, checks: 'check' | 'assume', pre: string | undefined): SCmd[] {
         const out: SCmd[] = [];
         const at = (t: Term) => T.rebase(t, new Map([[OP_PRE, pre]]));
         for (const c of body) {
@@ -565,16 +629,19 @@ export class Simulator {
         const residual = T.and(...step.conjuncts.filter(c => c.residual).map(c => T.rebase(c.residual!, new Map([[EPRE, undefined], [EPOST, probe]]))));
         const stable = T.eq(locTerm(a, probe)!, loc);
         const what = a.write ? 'write' : 'read';
-        const guard = a.field ? this.spec.guards.get(a.field.id) : undefined;
-        const why = !a.field ? 'no environment assumption keeps it stable here'
-            : guard?.inferred ? (guard.inferred.writers.length > 0 ? 'another thread may write it here' : 'it may change here')
-                : guard ? `its writable_if '${clausesText(guard.clauses)}' lets another thread write it here`
-                    : `another thread may write it here (it has no writable_if and no environment clause protects it)`;
+        const via = a.loc.kind === 'elem' ? a.loc.via?.field : undefined;
+        const guard = a.field ? this.spec.guards.get(a.field.id) : via ? this.spec.elementGuards.get(via.id) : undefined;
+        const notOwned = via ? this.spec.notOwned.get(via.id) : undefined;
+        const why = notOwned ? `no guard protects the elements of ${via!.name}'s arrays, because ${via!.name} does not own them (${notOwned})`
+            : !a.field && !via ? 'no environment assumption keeps it stable here'
+                : guard?.inferred ? (guard.inferred.writers.length > 0 ? 'another thread may write it here' : 'it may change here')
+                    : guard ? `its writable_if '${clausesText(guard.clauses)}' lets another thread write it here`
+                        : `another thread may write it here (${a.field ? 'it has' : `${via!.name} has`} no writable_if and no environment clause protects it)`;
         const info: CheckInfo = {
             code: 'race', range: a.range, chain: op.chain,
             message: `${what} of ${a.text} may race: ${why}`,
             show: [[a.text, loc]],
-            related: guard && !guard.inferred && guard.clauses[0] ? { range: guard.clauses[0].range, message: `writable_if of ${a.field!.id}` } : undefined,
+            related: guard && !guard.inferred && guard.clauses[0] ? { range: guard.clauses[0].range, message: `writable_if of ${guard.field.id}` } : undefined,
         };
         return [{ k: 'probe', name: probe, step }, { k: 'assert', cond: T.implies(residual, stable), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
     }
@@ -597,38 +664,50 @@ export class Simulator {
             const p = guardTerm(vocab, g, undefined, tid, obj);
             cond = obj ? T.or(privateObj(obj), p) : p;
         } else if (loc.kind === 'elem') {
-            // The elements of an array are protected by the writable_if of the field it was read from
-            // (or, for an array reached otherwise, of every field in scope that references it).
+            // The elements of an owned array are protected by the guard of the field that owns it, at
+            // the object the array was read from; an array reached through a local, by the guard of
+            // every owning field, at every object in scope that references it (the array was read
+            // from, or stored into, one of them: an owned array never reaches a place where the
+            // referencing object is not in scope, analysis/arrays.ts).
             const parts: Term[] = [];
             const texts: string[] = [];
-            const via = loc.via ? this.spec.guards.get(loc.via.field.id) : undefined;
-            if (loc.via && via && !via.inferred) {
+            const via = loc.via ? this.spec.elementGuards.get(loc.via.field.id) : undefined;
+            if (loc.via && via) {
                 parts.push(guardTerm(vocab, via, undefined, tid, loc.via.obj));
-                texts.push(clausesText(via.clauses));
-                related = { range: via.clauses[0].range, message: `writable_if of ${loc.via.field.id}` };
+                texts.push(via.inferred ? via.inferred.text : clausesText(via.clauses));
+                if (!via.inferred) related = { range: via.clauses[0].range, message: `writable_if of ${loc.via.field.id}` };
             } else if (!loc.via) {
-                for (const g of this.spec.guards.values()) {
+                // An owned array is referenced by at most one location (o.f), and that object is in
+                // scope wherever a local holds the array: the write is allowed when some object in
+                // scope references the array and its guard holds, or when none references it (it
+                // is private, or no field references it any more).
+                const owners: Term[] = [];
+                const none: Term[] = [];
+                for (const g of this.spec.elementGuards.values()) {
                     const f = g.field;
-                    if (f.type.kind !== 'array' || g.inferred || elemsVar(sortOfType(f.type.element)) !== loc.map) continue;
+                    if (f.type.kind !== 'array' || elemsVar(sortOfType(f.type.element)) !== loc.map) continue;
                     const fv = vocab.varOfField(f.id);
                     if (!this.maps.includes(fv)) continue;
-                    if (f.isStatic) parts.push(T.implies(T.eq(vocab.read(fv, []), loc.arr), guardTerm(vocab, g, undefined, tid, undefined)));
-                    else {
+                    if (f.isStatic) {
+                        owners.push(T.and(T.eq(vocab.read(fv, []), loc.arr), guardTerm(vocab, g, undefined, tid, undefined)));
+                        none.push(T.ne(vocab.read(fv, []), loc.arr));
+                    } else {
                         const o = T.v('o!e', 'Ref');
-                        const type = { kind: 'class' as const, name: f.owner! };
-                        parts.push(T.forall([{ name: 'o!e', sort: 'Ref', type: `scoped:${typeKey(type)}` }],
-                            T.implies(T.and(publishedOf(vocab, type, o), T.eq(vocab.read(fv, [o]), loc.arr)), guardTerm(vocab, g, undefined, tid, o))));
+                        const scoped = [{ name: 'o!e', sort: 'Ref' as const, type: `scoped:${typeKey({ kind: 'class', name: f.owner! })}` }];
+                        owners.push(T.exists(scoped, T.and(T.eq(vocab.read(fv, [o]), loc.arr), guardTerm(vocab, g, undefined, tid, o))));
+                        none.push(T.forall(scoped, T.ne(vocab.read(fv, [o]), loc.arr)));
                     }
-                    texts.push(clausesText(g.clauses));
+                    texts.push(g.inferred ? g.inferred.text : clausesText(g.clauses));
                 }
+                if (owners.length > 0) parts.push(T.or(...owners, T.and(...none)));
             }
             if (parts.length === 0) return [];
             text = texts.join('; ');
             cond = T.or(privateObj(loc.arr), T.and(...parts));
         }
         if (!cond) return [];
-        const info: CheckInfo = { code: 'race', range: a.range, chain: op.chain, related, message: `write of ${a.text} violates its writable_if '${text}'` };
-        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
+        const info: CheckInfo = { code: 'race', range: a.range, chain: op.chain, related, message: `write of ${a.text} violates its writable_if '${text}'`, show: [['tid', tid]] };
+        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }, cond) }];
     }
 
     /** The guarantee: every step satisfies the other threads' environment assumptions and preserves I. */
@@ -704,6 +783,13 @@ export class Simulator {
             // A step after the last one (reported) leaves pc at n+1: one failure, one report.
             next = T.ite(T.cmp('<=', pc, T.int(n)), T.arith('+', pc, T.int(1)), pc);
         }
+        // The witness depends on the state: an operation that writes (or an atomic block) is the
+        // next step whenever it satisfies it (a write that may leave its location unchanged, a
+        // failed try that the next step allows as well, an `atomic { assume P; }` for `step [] P`),
+        // and a stutter otherwise; a plain read is a stutter (`witness step N` makes it a step).
+        const takes = witness !== undefined ? allowed : writes.length > 0 || op.kind === 'atomic' ? allowed : T.FALSE;
+        const tk = this.name('step~');
+        this.locals.set(tk, { name: tk, sort: 'Bool' });
         const sv = this.name('stutters~');
         this.locals.set(sv, { name: sv, sort: 'Bool' });
         const name = abs.method.name;
@@ -716,9 +802,10 @@ export class Simulator {
             related: { range: a.range, message: `abstraction of '${name}'` },
         };
         return [
+            { k: 'local', var: tk, value: takes },
             { k: 'local', var: sv, value: witness !== undefined ? T.FALSE : stutter },
-            { k: 'assert', cond: T.or(T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
-            { k: 'local', var: PC, value: T.ite(T.v(sv, 'Bool'), pc, next) },
+            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
+            { k: 'local', var: PC, value: T.ite(T.v(tk, 'Bool'), next, T.ite(T.v(sv, 'Bool'), pc, next)) },
         ];
     }
 
@@ -729,15 +816,17 @@ export class Simulator {
         const parts: Term[] = [];
         for (const w of writes) {
             const sv = vocab.stateVar(w.map);
-            if (sv.kind === 'holder' || sv.kind === 'alloc' || sv.kind === 'owner') continue;
+            if (sv.kind === 'holder' || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked') continue;
             const priv = (o: Term) => vocab.has(ALLOC) ? T.or(T.not(allocated(o, pre)), T.eq(ownerOf(o, pre), tid)) : T.FALSE;
             if (w.keys) {
                 const unchanged = T.eq(vocab.read(w.map, w.keys), vocab.read(w.map, w.keys, pre));
                 parts.push(T.implies(w.when, T.or(inFrame(frame, w.map, w.keys), unchanged, w.keys.length > 0 ? priv(w.keys[0]) : T.FALSE)));
-            } else if (w.objs) {
-                for (const o of w.objs) {
-                    const unchanged = T.eq(vocab.read(w.map, [o]), vocab.read(w.map, [o], pre));
-                    parts.push(T.implies(w.when, T.or(inFrame(frame, w.map, [o]), unchanged, priv(o))));
+            } else if (w.locs) {
+                for (const loc of w.locs) {
+                    // a whole location may also be left unchanged; a set of locations (every element of an array) must be in the frame
+                    const whole = loc.length === sv.keys.length;
+                    const unchanged = whole ? T.eq(vocab.read(w.map, loc), vocab.read(w.map, loc, pre)) : T.FALSE;
+                    parts.push(T.implies(w.when, T.or(inFrame(frame, w.map, loc), unchanged, priv(loc[0]))));
                 }
             } else {
                 parts.push(T.implies(w.when, frame.get(w.map) === 'all' ? T.TRUE : T.FALSE));
@@ -770,6 +859,7 @@ export class Simulator {
                     code: 'abstraction', range, chain: [],
                     message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
                     show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
+                    missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: s.hasFrame && s.frame.length === 0 })) },
                     related: { range: a.range, message: `abstraction of '${m.name}'` },
                 }),
             });
@@ -888,7 +978,7 @@ function sortOfField(a: Access): Sort {
 }
 
 /** One write of an operation: at keys, at some objects (a frame), or anywhere; under a path condition. */
-interface Write { map: string; when: Term; keys?: Term[]; objs?: Term[] }
+interface Write { map: string; when: Term; keys?: Term[]; locs?: Term[][] }
 
 function opWrites(body: OpCmd[], when: Term = T.TRUE, out: Write[] = []): Write[] {
     for (const c of body) {
@@ -896,8 +986,10 @@ function opWrites(body: OpCmd[], when: Term = T.TRUE, out: Write[] = []): Write[
             case 'store': out.push({ map: c.map, when, keys: c.keys }); break;
             case 'update': out.push({ map: c.map, when }); break;
             case 'havocMap': {
-                const objs = whereObjects(c.where, c.params[0]?.name);
-                out.push(objs ? { map: c.map, when, objs } : { map: c.map, when });
+                // a global is one location: written (perhaps with the same value) like a store
+                if (c.params.length === 0) { out.push({ map: c.map, when, keys: [] }); break; }
+                const locs = whereLocations(c.where, c.params.map(p => p.name));
+                out.push(locs ? { map: c.map, when, locs } : { map: c.map, when });
                 break;
             }
             case 'if': opWrites(c.then, T.and(when, c.cond), out); opWrites(c.else, T.and(when, T.not(c.cond)), out); break;
@@ -907,17 +999,26 @@ function opWrites(body: OpCmd[], when: Term = T.TRUE, out: Write[] = []): Write[
     return out;
 }
 
-/** `k == o1 || k == o2 ...` → [o1, o2, ...]. */
-function whereObjects(where: Term, key: string | undefined): Term[] | undefined {
-    if (!key) return undefined;
+/** `(k0 == a && k1 == i) || k0 == o ...` over the key variables → the key prefixes [[a, i], [o], ...]. */
+function whereLocations(where: Term, keys: string[]): Term[][] | undefined {
+    if (keys.length === 0) return undefined;
     const parts = where.t === 'app' && where.fn === 'or' ? where.args : [where];
-    const out: Term[] = [];
+    const out: Term[][] = [];
     for (const p of parts) {
-        if (p.t !== 'app' || p.fn !== '=') return undefined;
-        const [a, b] = p.args;
-        if (a.t === 'var' && a.name === key) out.push(b);
-        else if (b.t === 'var' && b.name === key) out.push(a);
-        else return undefined;
+        const eqs = p.t === 'app' && p.fn === 'and' ? p.args : [p];
+        const loc: Term[] = [];
+        for (const e of eqs) {
+            if (e.t !== 'app' || e.fn !== '=') return undefined;
+            const [a, b] = e.args;
+            const i = a.t === 'var' ? keys.indexOf(a.name) : -1;
+            const j = b.t === 'var' ? keys.indexOf(b.name) : -1;
+            if (i >= 0 && loc[i] === undefined) loc[i] = b;
+            else if (j >= 0 && loc[j] === undefined) loc[j] = a;
+            else return undefined;
+        }
+        // a prefix of the keys, without gaps
+        if (loc.length === 0 || loc.length !== eqs.length) return undefined;
+        out.push(loc);
     }
     return out;
 }

@@ -5,7 +5,7 @@ import type { BoundVar, Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
 import type { SolverSession } from '../solver/index.js';
 import {
-    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type StateCondition,
+    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type SpecContext, type StateCondition,
 } from '../spec/environment.js';
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate, visit } from '../spec/translate.js';
 import { envState } from '../vc/envstep.js';
@@ -38,12 +38,14 @@ export interface Closure {
  * One incremental query per Houdini round, over three states s1 -S-> s2 -E-> s3
  * (and s1 -E-> t2), every candidate checked at an arbitrary object.
  */
-export async function closure(vocab: Vocabulary, env: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, tidConstraint: Term, session: SolverSession, log?: QueryLog, options: { syntactic?: boolean } = {}): Promise<Closure> {
+export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: QueryLog, options: { syntactic?: boolean } = {}): Promise<Closure> {
+    const { vocab, guards } = spec;
+    const what = (f: FieldModel) => (spec.elementGuards.has(f.id) ? 'both' as const : 'field' as const);
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
-    for (const c of own) if (c.kind === 'writable' && c.field) derived.push(...derivedCandidates(vocab, guards.get(c.field.id)));
-    derived.push(...crossCandidates(vocab, own, inv, guards, derived));
+    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) derived.push(...derivedCandidates(vocab, guards.get(c.field.id), what));
+    derived.push(...crossCandidates(vocab, own, inv, guards, derived, what));
     // the same candidate may come from a guard and from its atom
     const seen = new Set(own.map(c => c.text));
     for (let i = derived.length - 1; i >= 0; i--) {
@@ -227,15 +229,16 @@ export function syntacticallyTransitive(env: Conjunct[]): boolean {
  * unchanged). For an array-typed field, the elements of the array it
  * references do not change either.
  */
-function derivedCandidates(vocab: Vocabulary, g: Guard | undefined): Conjunct[] {
+function derivedCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => 'field' | 'both'): Conjunct[] {
     if (!g || g.inferred) return [];
-    const out: Conjunct[] = [guarded(vocab, g.field, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]))];
+    const w = what(g.field);
+    const out: Conjunct[] = [guarded(vocab, g.field, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]), w)];
     for (const clause of g.clauses) {
         for (const atom of atomsOf(clause.expr)) {
             const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(atom, stateCtx(vocab, tid, state, obj));
             const maps = [...mapsOfExpr(atom, vocab)];
-            out.push(guarded(vocab, g.field, exprText(atom), build, maps));
-            out.push(guarded(vocab, g.field, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps));
+            out.push(guarded(vocab, g.field, exprText(atom), build, maps, w));
+            out.push(guarded(vocab, g.field, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps, w));
         }
     }
     return out;
@@ -250,7 +253,7 @@ const MAX_CROSS = 160;
  * because of other state, such as a ghost flag that says a reader is inside
  * (`r1In ==> data' == data`).
  */
-function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, existing: Conjunct[]): Conjunct[] {
+function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], guards: Map<string, Guard>, existing: Conjunct[], what: (f: FieldModel) => 'field' | 'both'): Conjunct[] {
     const atoms: Array<{ e: Expr; cls?: string }> = [];
     const add = (e: Expr, cls: string | undefined) => {
         const boolReads: Expr[] = [];
@@ -284,7 +287,7 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
             const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(e, stateCtx(vocab, tid, state, cls ? obj : undefined));
             const maps = [...mapsOfExpr(e, vocab)];
             for (const [label, cond] of [[exprText(e), build], [`!(${exprText(e)})`, (st: string | undefined, t: Term, o: Term | undefined) => T.not(build(st, t, o))]] as const) {
-                const c = guarded(vocab, f, label, cond, maps);
+                const c = guarded(vocab, f, label, cond, maps, what(f));
                 if (seen.has(c.text)) continue;
                 seen.add(c.text);
                 out.push(c);
@@ -296,8 +299,8 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
 }
 
 /** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */
-function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: StateCondition, condMaps: string[]): Conjunct {
-    const { frames, relation, maps } = unchangedWhile(vocab, f, true, cond);
+function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: StateCondition, condMaps: string[], what: 'field' | 'both'): Conjunct {
+    const { frames, relation, maps } = unchangedWhile(vocab, f, what, cond);
     for (const m of condMaps) maps.add(m);
     return { kind: 'candidate', origin: `derived for ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps, frames, relation };
 }

@@ -5,6 +5,7 @@ import {
 import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
 import { keyParams } from './abstraction.js';
+import type { ArrayOwnership } from '../analysis/arrays.js';
 import { hasPrime, mentionsThis, translate, visit, type TrContext } from './translate.js';
 
 /**
@@ -51,6 +52,8 @@ export interface Conjunct {
     builtin?: 'holder' | 'alloc' | 'owner';
     /** The class of a class `environment` clause. */
     className?: string;
+    /** A `writable` conjunct about the elements of the arrays `field` owns (not the field itself). */
+    elements?: boolean;
 }
 
 /** A field's protection: its `writable_if` (declared or inferred). */
@@ -65,6 +68,15 @@ export interface SpecContext {
     vocab: Vocabulary;
     /** Guards of every field (undefined: unprotected). */
     guards: Map<string, Guard>;
+    /**
+     * Guards of the elements of the arrays that array-typed fields own
+     * (analysis/arrays.ts): the field's own `writable_if` (with `this :=` the
+     * object that references the array), or inferred from the threads that
+     * write the elements. Undefined: the elements are not protected by a guard.
+     */
+    elementGuards: Map<string, Guard>;
+    /** Array-typed fields that do not own their arrays, and why. */
+    notOwned: Map<string, string>;
 }
 
 /** The context to translate a clause as a relation between EPRE and EPOST for thread `tid`. */
@@ -204,14 +216,15 @@ export type StateCondition = (state: string | undefined, tid: Term, obj: Term | 
  * references, when `elements`), for every published object of f's class or
  * for a global f: its frames and the relation they say.
  */
-export function unchangedWhile(vocab: Vocabulary, f: FieldModel, elements: boolean, cond: StateCondition): { frames: Frame[]; relation: Term; maps: Set<string> } {
+export function unchangedWhile(vocab: Vocabulary, f: FieldModel, what: 'field' | 'elements' | 'both', cond: StateCondition): { frames: Frame[]; relation: Term; maps: Set<string> } {
     const map = vocab.varOfField(f.id);
-    const elems = elements && f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    const elems = what !== 'field' && f.type.kind === 'array' ? elemsVar(sortOfType(f.type.element)) : undefined;
+    const field = what !== 'elements';
     const maps = new Set<string>([map]);
     if (elems) maps.add(elems);
     const unchanged = (o: Term | undefined): Term => {
         const keys = o ? [o] : [];
-        let t = T.eq(vocab.read(map, keys, EPOST), vocab.read(map, keys, EPRE));
+        let t = field ? T.eq(vocab.read(map, keys, EPOST), vocab.read(map, keys, EPRE)) : T.TRUE;
         if (elems) {
             const arr = vocab.read(map, keys, EPRE);
             const ix = T.v('i!u', 'Int');
@@ -221,7 +234,7 @@ export function unchangedWhile(vocab: Vocabulary, f: FieldModel, elements: boole
     };
     if (f.isStatic) {
         const c = cond(EPRE, TID, undefined);
-        const frames: Frame[] = [{ map, params: [], keep: c }];
+        const frames: Frame[] = field ? [{ map, params: [], keep: c }] : [];
         if (elems) {
             const [a, i] = keyParams(vocab, elems, 'k!');
             frames.push({ map: elems, params: [a, i], keep: T.and(T.eq(T.v(a.name, 'Ref'), vocab.read(map, [], EPRE)), c) });
@@ -232,7 +245,7 @@ export function unchangedWhile(vocab: Vocabulary, f: FieldModel, elements: boole
     maps.add(ALLOC).add(OWNER);
     const [k] = keyParams(vocab, map, 'k!');
     const key = T.v(k.name, 'Ref');
-    const frames: Frame[] = [{ map, params: [k], keep: T.and(publishedOf(vocab, cls, key, EPRE), cond(EPRE, TID, key)) }];
+    const frames: Frame[] = field ? [{ map, params: [k], keep: T.and(publishedOf(vocab, cls, key, EPRE), cond(EPRE, TID, key)) }] : [];
     if (elems) {
         // kept when some published object of the class that references the array satisfies cond
         const [a, i] = keyParams(vocab, elems, 'k!');
@@ -250,20 +263,42 @@ export function unchangedWhile(vocab: Vocabulary, f: FieldModel, elements: boole
 /**
  * The derived conjunct of a `writable_if P` (language.md §6):
  * `f' != f ==> (\exists int j; j != 0 && j != tid; P[tid := j])`, for every
- * published object of the class for an instance field, and for the elements of
- * the array it references when f is array-typed. As frames: f keeps its value
- * where no other thread's guard holds.
+ * published object of the class for an instance field. As frames: f keeps its
+ * value where no other thread's guard holds. (The elements of the array f
+ * references: `elementsConjunct`.)
  */
 export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const f = g.field;
-    // An inferred guard is about writes of the field itself: the elements of its array are not protected by it.
-    const { frames, relation, maps } = unchangedWhile(vocab, f, !g.inferred, (state, tid, obj) => T.not(otherMayWrite(vocab, g, state, tid, obj)));
+    const { frames, relation, maps } = unchangedWhile(vocab, f, 'field', (state, tid, obj) => T.not(otherMayWrite(vocab, g, state, tid, obj)));
     for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
     const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
     return {
         kind: 'writable', field: f, clause: g.clauses[0], maps, frames, relation,
         origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
         text: otherThreadText(`${f.name}' != ${f.name}`, guardText),
+    };
+}
+
+/**
+ * The derived conjunct for the elements of the arrays an array-typed field f
+ * owns: `a[i]' != a[i] ==> (\exists int j; j != 0 && j != tid; P[tid := j, this := o])`
+ * for the object o whose f references a (language.md §6), with P f's
+ * `writable_if` or the guard inferred from the threads that write the
+ * elements. As frames: an element keeps its value where the object that
+ * references its array lets no other thread write.
+ */
+export function elementsConjunct(vocab: Vocabulary, g: Guard): Conjunct {
+    const f = g.field;
+    const { frames, relation, maps } = unchangedWhile(vocab, f, 'elements', (state, tid, obj) => T.not(otherMayWrite(vocab, g, state, tid, obj)));
+    for (const c of g.clauses) mapsOfExpr(c.expr, vocab, maps);
+    const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
+    const el = `${f.name}[i]`;
+    return {
+        kind: 'writable', field: f, elements: true, clause: g.clauses[0], maps, frames, relation,
+        origin: g.inferred
+            ? `inferred protection of the elements of ${f.id}'s arrays (${g.inferred.writers.length === 0 ? 'no thread writes them' : 'the only threads that write them'})`
+            : `writable_if of ${f.id} (the elements of its arrays)`,
+        text: otherThreadText(`${el}' != ${el}`, guardText),
     };
 }
 
@@ -359,7 +394,7 @@ export function builtinConjuncts(vocab: Vocabulary): Conjunct[] {
         },
     ];
     // Objects private to this thread are not changed by others.
-    const maps = vocab.allVars().filter(x => x.kind === 'field' || x.kind === 'elems').map(x => x.name);
+    const maps = vocab.allVars().filter(x => x.kind === 'field' || x.kind === 'elems' || x.kind === 'linked').map(x => x.name);
     if (maps.length > 0) {
         out.push({
             kind: 'builtin', origin: 'private objects', maps: new Set([OWNER, ALLOC, ...maps]),
@@ -397,6 +432,29 @@ export function inferGuards(program: ProgramModel, vocab: Vocabulary, writers: M
     return guards;
 }
 
+/**
+ * Guards of the elements of the arrays each owning field owns: its declared
+ * `writable_if`, or `tid == T1 || ...` for the single-instance threads that
+ * write them (`false` when none does); none when a replicated thread may.
+ */
+export function inferElementGuards(program: ProgramModel, vocab: Vocabulary, ownership: ArrayOwnership): Map<string, Guard> {
+    const out = new Map<string, Guard>();
+    for (const id of ownership.owners) {
+        const f = vocab.fields.get(id);
+        if (!f) continue;
+        if (f.writableIf.length > 0) {
+            out.set(id, { field: f, clauses: f.writableIf });
+            continue;
+        }
+        const w = ownership.elementWriters.get(id);
+        if (!w || w.any) continue;
+        const ids = [...w.ids].sort((a, b) => a - b);
+        const names = ids.map(i => program.threads.find(t => t.id === i)?.name ?? String(i));
+        out.set(id, { field: f, clauses: [], inferred: { writers: ids, text: ids.length === 0 ? 'false' : names.map(n => `tid == ${n}`).join(' || ') } });
+    }
+    return out;
+}
+
 // ------------------------------------------------------------------ E(p)
 
 /** E(p): the environment assumption of a procedure or thread (language.md §6), from the clauses and fields it involves. */
@@ -411,9 +469,11 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
     for (const fid of fields) {
         const f = vocab.fields.get(fid);
         if (!f) continue;
-        if (f.isFinal) { out.push(finalConjunct(vocab, f)); continue; }
         const g = spec.guards.get(fid);
-        if (g) out.push(writableConjunct(vocab, g));
+        if (f.isFinal) out.push(finalConjunct(vocab, f));
+        else if (g) out.push(writableConjunct(vocab, g));
+        const eg = spec.elementGuards.get(fid);
+        if (eg) out.push(elementsConjunct(vocab, eg));
     }
     out.push(...builtinConjuncts(vocab));
     return out;

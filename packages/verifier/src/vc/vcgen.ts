@@ -87,6 +87,11 @@ class Generator {
         }
         const locals = new Map<string, Term>();
         for (const l of this.p.locals.values()) locals.set(l.name, this.f.declareConst(l.name, l.sort));
+        for (const name of this.p.inputs) {
+            const decl = this.p.locals.get(name);
+            const v = locals.get(name);
+            if (decl?.sort === 'Ref' && v) addGround(this.ground, decl.type ? typeKey(decl.type) : undefined, v);
+        }
         const cur: State = new Map();
         for (const m of this.p.maps) cur.set(m, this.f.arbitrary(m, '0'));
         this.env = { cur, locals };
@@ -321,7 +326,7 @@ class Generator {
             }
             case 'loop': {
                 if (!this.curBlock) return; // unreachable loop
-                for (const inv of c.invariants) this.assert(inv.cond, inv.check);
+                for (const inv of c.invariants) this.assert(inv.cond, inv.entryCheck ?? inv.check);
                 const head = this.newBlock();
                 this.block().succ.push(head.name);
                 this.curBlock = head;
