@@ -1,6 +1,5 @@
 import type { MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
-import { frameField } from '../model/program.js';
 import {
     ALLOC, allocated, elemsVar, heapFacts, HOLDER, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
@@ -10,7 +9,7 @@ import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/i
 import { OP_PRE } from '../il/il.js';
 import type { Check, CheckKind, EnvStep, LoopInv, SCmd, SeqProgram } from './seq.js';
 import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
-import { actionPredicate, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
+import { actionPredicate, frameMaps, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
 
@@ -187,8 +186,11 @@ export class Simulator {
         }
         // the shared locations the condition reads (fields, ghost fields, monitors' holders, elements)
         for (const r of T.readsOf(cond)) {
-            if (r.state !== undefined || r.t !== 'read') continue;
-            const name = this.readName(r);
+            // in the current state, or before the step being checked
+            const before = r.state !== undefined && r.state.startsWith('pre~');
+            if ((r.state !== undefined && !before) || r.t !== 'read') continue;
+            const base = this.readName(r);
+            const name = base && before ? `${base} before` : base;
             if (!name || shown.has(name) || show.some(([, t]) => T.sameTerm(t, r))) continue;
             shown.add(name);
             show.push([name, r]);
@@ -270,7 +272,7 @@ export class Simulator {
         walk(cmds);
         if (abs) {
             for (const a of [...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
-                for (const e of a.frame) { const f = frameField(e); if (f) used.add(vocab.varOfField(f)); }
+                for (const m of frameMaps(vocab, a)) if (vocab.has(m)) used.add(m);
             }
             for (const c of [...abs.requires, ...abs.ensures, ...abs.steps, ...(abs.stutter ? [abs.stutter] : [])]) {
                 const e = 'expr' in c ? c.expr : undefined;
@@ -353,7 +355,7 @@ export class Simulator {
         const a = this.abs!.steps;
         for (const act of [...a.steps, ...(a.stutter ? [a.stutter] : [])]) {
             for (const m of mapsOfExprSafe(act.expr, this.spec.vocab)) out.add(m);
-            for (const e of act.frame) { const f = frameField(e); if (f) out.add(this.spec.vocab.varOfField(f)); }
+            for (const m of frameMaps(this.spec.vocab, act)) if (this.spec.vocab.has(m)) out.add(m);
         }
         this.absMaps = out;
         return out;
@@ -734,7 +736,7 @@ export class Simulator {
                     code: 'env', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may violate another thread's environment assumption '${c.text}'`,
                     related: c.clause ? { range: c.clause.range, message: c.origin } : undefined, show,
-                }, 'program', { op: op.id }),
+                }, 'program', { op: op.id }, atWrittenObjects(rel, writes)),
             });
         }
         for (const c of this.spec.inv) {
@@ -751,7 +753,7 @@ export class Simulator {
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
                     related: { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
-                }, 'program', { op: op.id }),
+                }, 'program', { op: op.id }, atWrittenObjects(preserves(c.term, pre), writes)),
             });
         }
         return out;

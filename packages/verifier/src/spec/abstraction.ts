@@ -55,6 +55,22 @@ export function frameOf(vocab: Vocabulary, action: Action, ctx: TrContext): Fram
     return frame;
 }
 
+/** The state variables a frame may change or reads to find its locations (`frameOf`, without a context). */
+export function frameMaps(vocab: Vocabulary, action: Action): Set<string> {
+    const out = new Set<string>();
+    for (const e of action.frame) {
+        if (e.kind === 'elems') {
+            if (e.array.type.kind === 'array') out.add(elemsVar(sortOfType(e.array.type.element)));
+            for (const x of [e.array, ...(e.index ? [e.index] : [])]) for (const m of stateVarsOf(x, vocab).pre) out.add(m);
+            continue;
+        }
+        out.add(vocab.varOfField(e.field));
+        const field = vocab.fields.get(e.field);
+        if (field?.type.kind === 'array') out.add(elemsVar(sortOfType(field.type.element)));
+    }
+    return out;
+}
+
 /** The key variables of a state variable, as bound variables named by `prefix`. */
 export function keyParams(vocab: Vocabulary, map: string, prefix: string): BoundVar[] {
     return vocab.stateVar(map).keys.map((sort, i) => ({ name: `${prefix}${i}`, sort }));

@@ -1,0 +1,179 @@
+// Unit tests of the mechanisms behind issue 9 (verdicts users can trust):
+// array ownership, publication per object, stable fields with known initial
+// values, the state-dependent witness, and the messages of loop-invariant and
+// abstraction failures. Programs are built by the real front end; the checks
+// run the real Z3.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
+import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
+import { arrayOwnership } from '../../packages/verifier/src/analysis/arrays.js';
+import { programContext, lowerUnit, unitsOf } from '../../packages/verifier/src/program-context.js';
+import type { Cmd, OpCmd } from '../../packages/verifier/src/il/il.js';
+import { createBackend, verifyProgram, type SolverBackend } from '../../packages/verifier/src/index.js';
+import { ROOT } from '../util/paths.js';
+
+async function model(text: string): Promise<ProgramModel> {
+    const { shared, Calvin } = createCalvinCoreServices();
+    const res = await buildProgram(shared, [{ uri: 'file:///test/p.calvin', text }]);
+    const doc = res.documents[0];
+    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
+    assert.deepEqual(errors.map(e => e.message), []);
+    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
+}
+
+describe('array ownership (analysis/arrays.ts)', () => {
+    it('a field that only ever holds new arrays, read only to index, measure, compare, copy and pass to inlined methods, owns them', async () => {
+        const o = arrayOwnership(await model(`
+class V {
+  int[] data = new int[4];
+  void grow() { int[] b = new int[data.length * 2]; fill(data, b); data = b; }
+  int get(int i) { int[] d = data; if (d == null) { return 0; } return d[i]; }
+}
+void fill(int[] from, int[] to) { for (int i = 0; i < from.length && i < to.length; i++) { to[i] = from[i]; } }
+final V v = new V();
+thread T { v.grow(); int x = v.get(0); }
+`));
+        assert.deepEqual([...o.owners], ['V.data']);
+        assert.deepEqual([...o.elementWriters.get('V.data')!.ids], [1]);
+    });
+    for (const [what, decl, body, reason] of [
+        ['a parameter stored into it', 'void set(int[] a) { data = a; }', 'v.set(new int[2]);', /not allocated for it/],
+        ['its array returned', 'int[] get() { return data; }', 'int[] x = v.get();', /escapes: it is returned/],
+        ['its array stored into another field', 'int[] other = null; void copy() { other = data; }', 'v.copy();', /escapes: it is stored into V.other/],
+        ['a new array stored twice', 'int[] other = null; void twice() { int[] b = new int[2]; data = b; other = b; }', 'v.twice();', /also used elsewhere/],
+        ['a new array stored in a loop', 'void loop() { int[] b = new int[2]; while (nondet()) { data = b; } }', 'v.loop();', /more than once/],
+        ['its array passed to a method with an abstraction', '/*@ abstraction { step [] true; } */ void use(int[] a) { int k = a.length; } void go() { use(data); }', 'v.go();', /has an abstraction/],
+        ['its array chosen by a conditional', 'void pick(boolean c) { int[] a = c ? data : null; }', 'v.pick(true);', /conditional/],
+    ] as const) {
+        it(`does not own its arrays when ${what}`, async () => {
+            const o = arrayOwnership(await model(`
+class V {
+  int[] data = new int[4];
+  ${decl}
+}
+final V v = new V();
+thread T { ${body} }
+`));
+            assert.ok(!o.owners.has('V.data'));
+            assert.match(o.notOwned.get('V.data')!, reason);
+        });
+    }
+    it('the threads that write the elements, through the field, a copy or an inlined parameter; a replicated writer is anyone', async () => {
+        const o = arrayOwnership(await model(`
+final int[] A = new int[2];
+final int[] B = new int[2];
+final int[] C = new int[2];
+void zero(int[] a) { a[0] = 0; }
+thread T1 { A[0] = 1; int[] c = B; c[1] = 2; }
+thread T2 { zero(B); int k = C[0]; }
+thread R[*] { C[1] = 3; }
+`));
+        assert.deepEqual([...o.elementWriters.get('A')!.ids], [1]);
+        assert.deepEqual([...o.elementWriters.get('B')!.ids].sort(), [1, 2]);
+        assert.equal(o.elementWriters.get('C')!.any, true);
+    });
+});
+
+describe('lowering: publication per object', () => {
+    const ops = (cmds: Cmd[]): Array<{ label?: string; body: OpCmd[] }> => {
+        const out: Array<{ label?: string; body: OpCmd[] }> = [];
+        const walk = (cs: Cmd[]) => {
+            for (const c of cs) {
+                if (c.k === 'op') out.push(c.op);
+                else if (c.k === 'if') { walk(c.then); walk(c.else); } else if (c.k === 'loop' || c.k === 'scope') walk(c.body);
+            }
+        };
+        walk(cmds);
+        return out;
+    };
+    it('storing into a private object links the value; storing into a shared location publishes it and the linked objects', async () => {
+        const m = await model(`
+class N { N next = null; }
+N head = null;
+thread T { N a = new N(); N b = new N(); a.next = b; head = a; }
+`);
+        const ctx = programContext(m);
+        const t = lowerUnit(ctx, unitsOf(ctx).find(u => u.kind === 'thread')!);
+        const writes = ops(t.body).filter(o => o.label?.startsWith('write of'));
+        const text = (b: OpCmd[]) => JSON.stringify(b, (_, v) => (typeof v === 'bigint' ? String(v) : v));
+        // a.next = b: publishes only when a is shared, links b otherwise
+        assert.match(text(writes[0].body), /"map":"linked"/);
+        // head = a: publishes a and the linked objects
+        assert.match(text(writes[1].body), /"map":"owner"/);
+        assert.match(text(writes[1].body), /linked/);
+    });
+});
+
+describe('checks with the real Z3', () => {
+    let solver: SolverBackend;
+    before(() => { solver = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });
+    after(async () => { await solver?.dispose(); });
+    const check = async (text: string) => verifyProgram(await model(text), { solver });
+    const errors = (r: Awaited<ReturnType<typeof check>>) => r.diagnostics.filter(d => d.severity !== 'info').map(d => `${d.range.startLine + 1}:${d.code}`).sort();
+
+    it('a loop invariant that fails on entry and one that is not preserved say which', async () => {
+        const r = await check(`
+int n = 0;
+thread T {
+  int i = 5;
+  //@ loop_invariant i >= 6;
+  while (i < 10) { i = i + 1; }
+  int k = 0;
+  //@ loop_invariant k % 2 == 0;
+  while (k < 10) { k = k + 1; }
+}
+`);
+        assert.deepEqual(errors(r), ['5:loop-invariant', '8:loop-invariant']);
+        const [entry, preserve] = r.diagnostics.filter(d => d.code === 'loop-invariant').sort((a, b) => a.range.startLine - b.range.startLine);
+        assert.match(entry.message, /^loop invariant 'i >= 6' may not hold when the loop is entered \[i = 5\]/);
+        assert.match(preserve.message, /^loop invariant 'k % 2 == 0' may not be preserved by an iteration of the loop \[k = -?\d+\]/);
+    });
+
+    it('a violated writable_if shows the thread and the holder of the monitor, by name', async () => {
+        const r = await check(`
+class Acc {
+  //@ writable_if this.holder == tid;
+  int bal = 0;
+}
+final Acc a = new Acc();
+thread Teller { a.bal = 5; }
+thread Audit { synchronized (a) { int b = a.bal; } }
+`);
+        const d = r.diagnostics.find(x => x.code === 'race' && x.message.includes('violates'))!;
+        assert.match(d.message, /tid = 1 \(Teller\)/);
+        assert.match(d.message, /a\.holder = (0 \(free\)|2 \(Audit\))/);
+    });
+
+    it('a method that may return before a step that changes nothing suggests `witness step K`', async () => {
+        const r = await check(`
+//@ environment ready ==> ready';
+//@ writable_if tid == S;
+volatile boolean ready = false;
+/*@ abstraction { requires ready; step [] ready; } */
+void peek() { boolean r = ready; }
+thread S { ready = true; }
+thread W { while (!ready) { } peek(); }
+`);
+        assert.deepEqual(errors(r), ['6:abstraction']);
+        assert.match(r.diagnostics.find(d => d.code === 'abstraction')!.message, /step 1 \('ready'\) never happened; if a statement that only reads performs it, mark it with '\/\/@ witness step 1;'/);
+    });
+
+    it('a statement that writes is the next step when it satisfies it: a failed try of tryLock is its step, and a stutter of lock', async () => {
+        const r = await check(`
+class L {
+  //@ environment m == tid ==> m' == m;
+  //@ environment m != tid ==> m' != tid;
+  static volatile int m = 0;
+  /*@ abstraction { requires m != tid; step [m] (m == 0 && m' == tid) || m' == m; ensures \\result == (m == tid); } */
+  static boolean tryLock() { return cas(m, 0, tid); }
+  /*@ abstraction { requires m != tid; step [m] m == 0 && m' == tid; } */
+  static void lock() { while (!L.tryLock()) { } }
+}
+thread T { L.lock(); }
+`);
+        assert.deepEqual(errors(r), []);
+        assert.ok(r.units.every(u => u.status === 'verified'), r.units.map(u => `${u.name}:${u.status}`).join(' '));
+    });
+});
