@@ -302,10 +302,11 @@ describe('calvin check on directories', () => {
         assert.deepEqual(report.diagnostics, BAD_JSON_DIAGNOSTICS.map(d => ({ ...d, file: path.join('tree', 'sub', 'deeper', 'c.calvin') })));
     });
 
-    it('an empty directory is 0 files and exit 0', () => {
+    it('a directory without .calvin files exits 2 and says so (a mistyped CI path never passes)', () => {
         const r = calvin(['check', '--format', 'json', 'empty'], dir);
-        assert.equal(r.status, 0, show(r));
-        assert.equal(JSON.parse(r.stdout).files, 0);
+        assert.equal(r.status, 2, show(r));
+        assert.equal(r.stdout, '');
+        assert.match(r.stderr, /^calvin: no \.calvin files under 'empty'\n$/);
     });
 
     it('files and directories can be mixed; a file named twice is checked once', () => {

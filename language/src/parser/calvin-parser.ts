@@ -1,6 +1,7 @@
 import type { AstNode, LangiumCoreServices, LexerResult, ParseResult, ParserOptions, TokenizeOptions } from 'langium';
 import { createParser, DefaultLexer, LangiumParser } from 'langium';
-import type { ILexingError } from 'chevrotain';
+import type { ILexingError, IToken } from 'chevrotain';
+import { guardBrackets, MAX_FILE_BYTES, overflowError, pruneDeepNodes } from './nesting.js';
 
 /** The message of an internal failure, for a diagnostic (first line only). */
 function failure(e: unknown): string {
@@ -14,6 +15,11 @@ function internalError(what: string, e: unknown): ILexingError {
         offset: 0, line: 1, column: 1, length: 0,
         message: `Internal error: the ${what} failed on this file (${failure(e)}), so it is not checked; please report this.`,
     };
+}
+
+function tooLarge(length: number): ILexingError {
+    const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+    return { offset: 0, line: 1, column: 1, length: 0, message: `This file is too large for Calvin (${mb(length)}; the limit is ${mb(MAX_FILE_BYTES)}): it is not checked. Split it into several files.` };
 }
 
 /** Never throws: a failure of the Chevrotain lexer becomes a lexer error (and no tokens). */
@@ -59,14 +65,29 @@ export class CalvinParser extends LangiumParser {
     }
 
     override parse<T extends AstNode = AstNode>(input: string, options: ParserOptions = {}): ParseResult<T> {
+        if (input.length > MAX_FILE_BYTES) {
+            const empty = super.parse<T>('', options);
+            return { ...empty, lexerErrors: [tooLarge(input.length), ...empty.lexerErrors] };
+        }
+        // Over-deep input is cut before and after parsing (nesting.ts): no input exhausts the stack.
+        let tokens: IToken[] = [];
         try {
-            const result = super.parse<T>(input, options);
+            tokens = this.lexer.tokenize(input).tokens;
+        } catch {
+            // the parse below reports the lexer's failure
+        }
+        const guard = guardBrackets(input, tokens);
+        try {
+            const result = super.parse<T>(guard.text, options);
             completeMembers(result.value);
-            return result;
+            const inBlank = (offset: number) => guard.blanked.some(([from, to]) => offset >= from - 1 && offset <= to);
+            const parserErrors = result.parserErrors.filter(e => !inBlank(e.token.startOffset));
+            return { ...result, parserErrors, lexerErrors: [...guard.errors, ...pruneDeepNodes(result.value, input), ...result.lexerErrors] };
         } catch (e) {
             this.resetAfterFailure();
             const empty = super.parse<T>('', options);
-            return { ...empty, lexerErrors: [internalError('parser', e), ...empty.lexerErrors] };
+            const error = e instanceof RangeError ? overflowError(input, tokens) : internalError('parser', e);
+            return { ...empty, lexerErrors: [error, ...empty.lexerErrors] };
         }
     }
 

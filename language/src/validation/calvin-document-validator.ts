@@ -8,6 +8,7 @@ import { isBuiltinUri } from '../builtins.js';
 import type { CalvinServices } from '../calvin-module.js';
 import type { CalvinTypeSystem } from '../types/calvin-types.js';
 import { ANNOTATION_KEYWORDS } from '../parser/calvin-token-builder.js';
+import { escapeControl } from '@calvin/verifier/text';
 
 /**
  * Gives Langium's built-in diagnostics Calvin's codes (checking.md): lexer and
@@ -25,6 +26,13 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
     }
 
     override async validateDocument(document: LangiumDocument, options: ValidationOptions = {}, cancelToken = Cancellation.CancellationToken.None): Promise<Diagnostic[]> {
+        const diagnostics = await this.collect(document, options, cancelToken);
+        // text from the file inside a message (an unexpected character, a name) is shown escaped
+        for (const d of diagnostics) d.message = escapeControl(String(d.message));
+        return diagnostics;
+    }
+
+    private async collect(document: LangiumDocument, options: ValidationOptions, cancelToken: Cancellation.CancellationToken): Promise<Diagnostic[]> {
         if (isBuiltinUri(document.uri)) return [];
         const diagnostics = await super.validateDocument(document, options, cancelToken);
         for (const d of diagnostics) {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildProgram, createCalvinCoreServices, type Program } from '@calvin/language';
+import { buildProgram, createCalvinCoreServices, MAX_FILE_BYTES, type Program } from '@calvin/language';
 import { createBackend } from '@calvin/verifier';
 import { compareDiagnostics, type CheckReport, type CliDiagnostic } from './diagnostic.js';
 import { collectFiles, readSource } from './files.js';
@@ -16,10 +16,13 @@ export interface CheckOptions {
 }
 
 /** The front end, then the verifier on every program the front end accepted. */
-export async function check(args: string[], options: CheckOptions): Promise<CheckReport & { skipped: string[] }> {
+export type CheckOutcome = CheckReport & { skipped: string[]; checked: number; notChecked: number };
+
+export async function check(args: string[], options: CheckOptions): Promise<CheckOutcome> {
     const start = Date.now();
-    const files = collectFiles(args);
-    const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), text: readSource(f) }));
+    const { files, skipped: unreadable } = collectFiles(args);
+    for (const s of unreadable) process.stderr.write(`calvin: skipped '${s.path}': ${s.why}\n`);
+    const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), ...readSource(f, MAX_FILE_BYTES) }));
     // Z3 takes a few hundred milliseconds to start: let it start while the front end runs.
     const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs }) : undefined;
     try {
@@ -29,10 +32,17 @@ export async function check(args: string[], options: CheckOptions): Promise<Chec
     }
 }
 
-async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string }>, options: CheckOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckReport & { skipped: string[] }> {
+async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckOutcome> {
     const { shared, Calvin } = createCalvinCoreServices();
     const result = await buildProgram(shared, sources.map(s => ({ uri: s.uri, text: s.text })));
     const diagnostics: CliDiagnostic[] = [];
+    for (const s of sources) {
+        if (s.tooLarge === undefined) continue;
+        diagnostics.push({
+            file: s.file, line: 1, column: 1, endLine: 1, endColumn: 1, severity: 'error', code: 'syntax',
+            message: `This file is too large for Calvin (${(s.tooLarge / 1e6).toFixed(1)} MB; the limit is ${(MAX_FILE_BYTES / 1e6).toFixed(1)} MB): it is not checked. Split it into several files.`,
+        });
+    }
     let procedures = 0;
     for (const [i, doc] of result.documents.entries()) {
         const program = doc.parseResult.value as Program;
@@ -51,6 +61,7 @@ async function checkWith(files: string[], sources: Array<{ file: string; uri: st
         }
     }
     let skipped: string[] = [];
+    let checked = 0, notChecked = 0;
     let checks: CheckReport['checks'];
     if (options.verify) {
         const byUri = new Map(sources.map(s => [s.uri, s.file]));
@@ -58,10 +69,12 @@ async function checkWith(files: string[], sources: Array<{ file: string; uri: st
         const step = await verifyDocuments(result.documents, [...shared.workspace.LangiumDocuments.all], Calvin, fileOf, options.verifier, backend);
         diagnostics.push(...step.diagnostics);
         skipped = step.skipped;
+        checked = step.checked;
+        notChecked = step.notChecked;
         if (options.verbose) checks = step.units;
     }
     diagnostics.sort(compareDiagnostics);
-    return { files: files.length, procedures, diagnostics, timeMs: Date.now() - start, ...(checks ? { checks } : {}), skipped };
+    return { files: files.length, procedures, diagnostics, timeMs: Date.now() - start, ...(checks ? { checks } : {}), skipped, checked, notChecked };
 }
 
 /** Methods, top-level procedures and threads: the units the checker works on. */

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { SolverFailure } from '@calvin/verifier';
+import { oneLine, SolverFailure } from '@calvin/verifier';
 import { check } from './check.js';
 import { formatJson, formatSarif, formatText, type Format } from './format.js';
 import { UsageError } from './files.js';
@@ -30,11 +30,16 @@ program
     .option('--no-verify', 'run the front end only (syntax, names, types)')
     .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
     .action(async (files: string[], options: CheckCliOptions) => {
+        finishing = true;
         try {
-            const { skipped, ...report } = await check(files, {
+            const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
+            const { skipped, checked, notChecked, ...report } = await check(files, {
                 verify: options.verify,
                 verbose: options.verbose === true,
-                verifier: { solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: Number(options.jobs), dumpSmtDir: options.dumpSmt },
+                verifier: {
+                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: Number(options.jobs), dumpSmtDir: options.dumpSmt,
+                    log: debug ? m => process.stderr.write(`calvin: ${m}\n`) : undefined,
+                },
             });
             const out = options.format === 'json' ? formatJson(report)
                 : options.format === 'sarif' ? formatSarif(report, version)
@@ -42,18 +47,37 @@ program
             if (skipped.length > 0) {
                 process.stderr.write(`calvin: not verified (fix the errors reported first): ${skipped.join(', ')}\n`);
             }
-            process.stdout.write(out, () => process.exit(report.diagnostics.some(d => d.severity === 'error') ? 1 : 0));
+            // 2 when nothing could be checked at all; an unfinished check is an error diagnostic (exit 1)
+            const nothing = options.verify && notChecked > 0 && checked === 0;
+            if (nothing) process.stderr.write(`calvin: nothing could be checked (${notChecked} check${notChecked === 1 ? '' : 's'} could not run; see the diagnostics)\n`);
+            const code = nothing ? 2 : report.diagnostics.some(d => d.severity === 'error') ? 1 : 0;
+            done = true;
+            process.stdout.write(out, () => process.exit(code));
         } catch (e) {
+            done = true;
             if (e instanceof UsageError) {
                 process.stderr.write(`calvin: ${e.message}\n`);
             } else if (e instanceof SolverFailure) {
                 process.stderr.write(`calvin: the solver cannot run: ${e.message}\n`);
             } else {
-                process.stderr.write(`calvin: internal error: ${(e as Error)?.stack ?? e}\n`);
+                process.stderr.write(`calvin: internal error: ${oneLine(e)}${process.env.CALVIN_DEBUG ? `\n${(e as Error)?.stack}` : ' (set CALVIN_DEBUG=1 for details)'}\n`);
             }
             process.exit(2);
         }
     });
+
+/**
+ * No silent exit: if Node runs out of work while a command is still
+ * unfinished (a promise that never settles), say so and exit 2.
+ */
+let finishing = false;
+let done = false;
+process.on('beforeExit', () => {
+    if (!finishing || done) return;
+    done = true;
+    process.stderr.write('calvin: internal error: the check stopped before it finished (nothing was reported); please report it\n');
+    process.exit(2);
+});
 
 interface CheckCliOptions {
     format: Format;
@@ -82,6 +106,6 @@ program
     });
 
 program.parseAsync(process.argv).catch(e => {
-    process.stderr.write(`calvin: internal error: ${(e as Error)?.stack ?? e}\n`);
+    process.stderr.write(`calvin: internal error: ${oneLine(e)}\n`);
     process.exit(2);
 });

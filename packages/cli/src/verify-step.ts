@@ -2,7 +2,7 @@
 // whose files the front end accepted is verified; findings become CLI diagnostics.
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -12,6 +12,8 @@ export interface VerifyStepOptions {
     dumpSmtDir?: string;
     /** Solver instances working in parallel. */
     jobs: number;
+    /** Details of internal errors (stack traces), for --verbose or CALVIN_DEBUG. */
+    log?: (message: string) => void;
 }
 
 /** What --verbose shows of one check. */
@@ -30,13 +32,16 @@ export interface VerifyStepResult {
     units: UnitSummary[];
     /** Files whose program was not verified because the front end reported errors in it. */
     skipped: string[];
+    /** Checks that ran (whatever their verdict), and checks or programs that could not run at all. */
+    checked: number;
+    notChecked: number;
 }
 
 export async function verifyDocuments(
     documents: LangiumDocument[], all: LangiumDocument[], Calvin: CalvinServices,
     fileOf: (uri: string) => string, options: VerifyStepOptions, backend?: SolverBackend,
 ): Promise<VerifyStepResult> {
-    const out: VerifyStepResult = { diagnostics: [], units: [], skipped: [] };
+    const out: VerifyStepResult = { diagnostics: [], units: [], skipped: [], checked: 0, notChecked: 0 };
     const groups: LangiumDocument[][] = [];
     const grouped = new Set<string>();
     for (const doc of documents) {
@@ -54,10 +59,26 @@ export async function verifyDocuments(
     const solver = backend ?? createBackend(options.solver, { workers: options.jobs });
     try {
         for (const group of todo) {
-            const model = toProgramModel(group, Calvin.types.TypeSystem);
-            const result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1 });
+            // one program's failure never discards the others' results
+            let result: Awaited<ReturnType<typeof verifyProgram>>;
+            try {
+                const model = toProgramModel(group, Calvin.types.TypeSystem);
+                result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1, log: options.log });
+            } catch (e) {
+                options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
+                const file = fileOf(group[0].uri.toString());
+                out.diagnostics.push({
+                    file, line: 1, column: 1, endLine: 1, endColumn: 1, severity: 'error', code: 'unknown',
+                    message: `this program was not checked: internal error (${oneLine(e)}); please report it`,
+                });
+                out.notChecked++;
+                continue;
+            }
             for (const d of result.diagnostics) out.diagnostics.push(toCli(d, fileOf));
+            if (result.units.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
             for (const u of result.units) {
+                if (u.status === 'error') out.notChecked++;
+                else out.checked++;
                 out.units.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
             }
         }

@@ -16,6 +16,7 @@ import { SolverFailure } from './solver/index.js';
 import type { SeqProgram } from './sim/seq.js';
 import { printProgram } from './sim/print.js';
 import type { CheckCode } from './il/il.js';
+import { escapeControl } from './text.js';
 
 export type VCode = CheckCode | 'unknown' | 'unchecked';
 
@@ -66,6 +67,8 @@ export interface VerifyOptions {
     concurrency?: number;
     /** Time a whole check may take (ms); default four query limits. */
     checkBudgetMs?: number;
+    /** Where internal errors' details go (stack traces are never part of a diagnostic). */
+    log?: (message: string) => void;
 }
 
 export interface VerifyResult {
@@ -73,9 +76,22 @@ export interface VerifyResult {
     diagnostics: VDiagnostic[];
 }
 
+/** The first line of an error's message. */
+export function oneLine(e: unknown): string {
+    return (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 300);
+}
+
 /** Verify one program (checking.md, Theorem 1): every unit, in order. */
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
-    const ctx = programContext(program);
+    let ctx: ProgramContext;
+    try {
+        ctx = programContext(program);
+    } catch (e) {
+        // the program-wide analyses failed: nothing of this program is checked, and it says so
+        options.log?.(`internal error in the program of ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+        const range: Range = program.threads[0]?.nameRange ?? { file: program.files[0] ?? '', startLine: 0, startChar: 0, endLine: 0, endChar: 0 };
+        return { units: [], diagnostics: [{ range, severity: 'error', code: 'unknown', related: [], message: `this program was not checked: internal error (${oneLine(e)}); please report it` }] };
+    }
     const units = unitsOf(ctx);
     const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
     const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
@@ -184,10 +200,12 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
                 : e.kind === 'crash' ? `the solver crashed (${e.message}); it was restarted` : `the solver reported an error: ${e.message}`));
         } else if (e instanceof LoweringError) {
             base.status = 'error';
-            base.diagnostics.push({ range: e.range ?? u.range, severity: 'warning', code: 'unknown', related: [], message: `${u.name} was not checked: ${e.message}` });
+            base.diagnostics.push({ range: e.range ?? u.range, severity: 'error', code: 'unknown', related: [], message: `${u.name} was not checked: ${e.message}` });
         } else {
+            // Nothing was checked: an error (never "verified"), with the cause in one line (the stack goes to the log).
             base.status = 'error';
-            base.diagnostics.push({ range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${u.name} was not checked: internal error: ${(e as Error)?.stack ?? e}` });
+            options.log?.(`internal error in ${u.name}: ${(e as Error)?.stack ?? e}`);
+            base.diagnostics.push({ range: u.range, severity: 'error', code: 'unknown', related: [], message: `${u.name} was not checked: internal error (${oneLine(e)}); please report it` });
         }
     } finally {
         session?.close();
@@ -331,7 +349,7 @@ function findings(failures: Failure[], program: ProgramModel): VDiagnostic[] {
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         const counterexample = f.values.length + f.notes.length > 0 ? { values: f.values.map(([name, value]) => ({ name, value })), notes: f.notes } : undefined;
-        out.push({ range: info.range, severity: 'error', code: info.code, message: info.message + values, related, ...(counterexample ? { counterexample } : {}) });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(info.message + values), related, ...(counterexample ? { counterexample } : {}) });
     }
     return out;
 }

@@ -22,24 +22,18 @@ import {
 } from 'vscode-languageserver';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
-    CheckPool, type ProgramContext, decodeResult, defaultCheckWorkerScript, encodeResult, planChecks, programContext, ResultCache,
+    CheckPool, type ProgramContext, decodeResult, defaultCheckWorkerScript, encodeResult, planChecks, programContext, ResultCache, storedResultFits, userCacheKey,
     type CheckPlan, type ProgramModel, type UnitResult, type VDiagnostic,
 } from '@calvin/verifier';
 import { uncheckedDiagnostics } from '@calvin/verifier';
 import { diff, moveRange, type TextEdit } from './positions.js';
+import { clampTimeLimit, DEFAULT_SETTINGS, validateSettings, type VerificationSettings } from './settings.js';
 
-export type VerifyOn = 'change' | 'save' | 'never';
+export type { VerifyOn, VerificationSettings } from './settings.js';
+
+/** Programs larger than this are not verified as you type (front end only, with a warning). */
+export const MAX_INTERACTIVE_LINES = 20_000;
 export type CheckState = 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
-
-export interface VerificationSettings {
-    verifyOn: VerifyOn;
-    /** Time a check may take (ms). */
-    timeLimitMs: number;
-    /** Check workers (0: cores - 1, at least 1). */
-    maxWorkers: number;
-    /** Keep results on disk in `.calvin-cache/` of the workspace. */
-    diskCache: boolean;
-}
 
 /** One check as the editor sees it (`calvin/checkStatus`). */
 export interface CheckStatus {
@@ -95,7 +89,7 @@ const DEBOUNCE_MS = 200;
 const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const;
 
 export class VerificationService {
-    settings: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true };
+    settings: VerificationSettings = { ...DEFAULT_SETTINGS };
     private readonly programs = new Map<string, TrackedProgram>();
     /** The program (id) each document belongs to. */
     private readonly programOfUri = new Map<string, string>();
@@ -189,23 +183,28 @@ export class VerificationService {
         });
         connection.onShutdown(() => this.pool?.dispose());
         connection.onRequest('calvin/verifyCheck', async (p: { uri: string; name?: string; key?: string; timeLimitMs?: number }) =>
-            this.verifyCheck(p.uri, p.key ?? p.name ?? '', p.timeLimitMs));
+            this.verifyCheck(p.uri, p.key ?? p.name ?? '', typeof p.timeLimitMs === 'number' && Number.isFinite(p.timeLimitMs) ? clampTimeLimit(p.timeLimitMs) : undefined));
         connection.onRequest('calvin/cancelChecks', (p: { uri?: string } | undefined) => ({ cancelled: this.cancelChecks(p?.uri) }));
         connection.onRequest('calvin/checkStatus', (p: { uri: string }) => this.status(p.uri));
     }
 
+    /** Settings problems already reported (each is said once). */
+    private readonly settingsWarnings = new Set<string>();
+
     configure(options: unknown): void {
-        const o = (options ?? {}) as Partial<VerificationSettings> & { cache?: boolean };
-        if (o.verifyOn === 'change' || o.verifyOn === 'save' || o.verifyOn === 'never') this.settings.verifyOn = o.verifyOn;
-        if (typeof o.timeLimitMs === 'number' && o.timeLimitMs > 0) this.settings.timeLimitMs = o.timeLimitMs;
-        if (typeof o.maxWorkers === 'number' && o.maxWorkers >= 0) this.settings.maxWorkers = Math.floor(o.maxWorkers);
-        if (typeof o.diskCache === 'boolean') this.settings.diskCache = o.diskCache;
-        if (o.cache === false) this.settings.diskCache = false;
+        this.settings = validateSettings(options, this.settings, m => {
+            if (this.settingsWarnings.has(m)) return;
+            this.settingsWarnings.add(m);
+            this.connection.console.warn(`Calvin: ${m}`);
+        });
     }
 
     private resetCache(): void {
         const dir = this.settings.diskCache && this.workspaceRoot ? path.join(this.workspaceRoot, '.calvin-cache') : undefined;
-        this.cache = new ResultCache({ dir });
+        this.cache = new ResultCache({
+            dir, root: this.workspaceRoot, key: dir ? userCacheKey() : undefined,
+            warn: m => this.connection?.console.warn(`Calvin: ${m}`),
+        });
     }
 
     // ------------------------------------------------------------ what the editor asks
@@ -428,6 +427,19 @@ export class VerificationService {
             this.publishProgram(program);
             return;
         }
+        const lines = group.reduce((n, d) => n + d.textDocument.lineCount, 0);
+        if (lines > MAX_INTERACTIVE_LINES) {
+            // too large to verify as you type: front-end diagnostics only, and a warning that says so
+            for (const c of program.checks.values()) { this.stopJob(c); c.state = 'stale'; c.shown = []; }
+            program.infos = uris.map(uri => ({
+                uri, diagnostic: {
+                    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: DiagnosticSeverity.Warning, source: 'calvin', code: 'unknown',
+                    message: `Not verified: this program has ${lines} lines, more than the ${MAX_INTERACTIVE_LINES} Calvin verifies as you type; run 'calvin check' on it.`,
+                },
+            }));
+            this.publishProgram(program);
+            return;
+        }
         let plans: CheckPlan[];
         let model: ProgramModel;
         try {
@@ -471,7 +483,7 @@ export class VerificationService {
                 continue;
             }
             const stored = this.cache.get(plan.fingerprint);
-            if (stored) {
+            if (stored && storedResultFits(stored, plan)) {
                 this.stopJob(check);
                 this.accept(check, decodeResult(stored, plan), true);
                 continue;

@@ -61,3 +61,28 @@ export function decodeResult(stored: StoredResult, plan: CheckPlan): UnitResult 
     };
     return { ...(walk(rest) as Omit<UnitResult, 'range'>), range: plan.range };
 }
+
+const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invariant', 'env', 'abstraction', 'loop-invariant', 'unknown', 'unchecked']);
+const SEVERITIES = new Set(['error', 'warning', 'info']);
+
+/**
+ * Whether a stored result (from the disk cache: it may come from anywhere)
+ * can be shown for a plan: every range is an index into the plan's range
+ * table, every diagnostic has a known code and severity. Otherwise it is a
+ * miss and the check runs again.
+ */
+export function storedResultFits(stored: StoredResult, plan: CheckPlan): boolean {
+    let ok = true;
+    const walk = (x: unknown): void => {
+        if (!ok) return;
+        if (Array.isArray(x)) { x.forEach(walk); return; }
+        if (x === null || typeof x !== 'object') return;
+        for (const [k, v] of Object.entries(x)) {
+            if (RANGE_KEYS.has(k)) {
+                if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= plan.ranges.length) { ok = false; return; }
+            } else walk(v);
+        }
+    };
+    walk(stored);
+    return ok && stored.diagnostics.every(d => CODES.has(String(d.code)) && SEVERITIES.has(String(d.severity)));
+}

@@ -187,6 +187,8 @@ export class WasmEngine implements Engine {
                 const wasAlive = inst.alive;
                 inst.alive = false;
                 if (this.instance === inst) this.instance = undefined;
+                // A start that never finished settles in every case (disposed or terminated while starting too).
+                if (!inst.started) reject(new SolverFailure('error', inst.expectedExit ? 'z3-wasm: the worker was stopped while it started' : `z3-wasm: the worker exited during start (code ${code})`));
                 if (inst.expectedExit) return;
                 const why = [inst.lastError, inst.stderrTail.trim()].filter(Boolean).join('; ') || 'no message';
                 if (!inst.started) {

@@ -1,0 +1,66 @@
+import * as os from 'node:os';
+
+export type VerifyOn = 'change' | 'save' | 'never';
+
+export interface VerificationSettings {
+    verifyOn: VerifyOn;
+    /** Time a check may take (ms). */
+    timeLimitMs: number;
+    /** Check workers (0: cores - 1, at least 1). */
+    maxWorkers: number;
+    /** Keep results on disk in `.calvin-cache/` of the workspace. */
+    diskCache: boolean;
+}
+
+export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true };
+
+/** Bounds of the time limit per check (ms). */
+export const MIN_TIME_LIMIT_MS = 100;
+export const MAX_TIME_LIMIT_MS = 600_000;
+
+/** The most check workers the server starts: the machine's cores. */
+export function maxWorkerLimit(): number {
+    return Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+}
+
+/**
+ * The settings an editor sent, validated: a missing value keeps the current
+ * one; a value of the wrong kind is replaced by the default and a number out
+ * of range is clamped, each reported through `warn` (no setting can make the
+ * server start thousands of workers or wait forever).
+ */
+export function validateSettings(raw: unknown, current: VerificationSettings, warn: (message: string) => void): VerificationSettings {
+    const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    const out = { ...current };
+    const bad = (name: string, value: unknown, used: unknown) => warn(`calvin.${name}: ${JSON.stringify(value)?.slice(0, 80) ?? String(value)} is not a valid value; using ${JSON.stringify(used)}`);
+    if (o.verifyOn !== undefined) {
+        if (o.verifyOn === 'change' || o.verifyOn === 'save' || o.verifyOn === 'never') out.verifyOn = o.verifyOn;
+        else { out.verifyOn = DEFAULT_SETTINGS.verifyOn; bad('verifyOn', o.verifyOn, out.verifyOn); }
+    }
+    if (o.timeLimitMs !== undefined) {
+        const v = o.timeLimitMs;
+        if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) { out.timeLimitMs = DEFAULT_SETTINGS.timeLimitMs; bad('timeLimitMs', v, out.timeLimitMs); } else {
+            out.timeLimitMs = clampTimeLimit(v);
+            if (out.timeLimitMs !== v) warn(`calvin.timeLimitMs: ${v} is out of range (${MIN_TIME_LIMIT_MS}..${MAX_TIME_LIMIT_MS}); using ${out.timeLimitMs}`);
+        }
+    }
+    if (o.maxWorkers !== undefined) {
+        const v = o.maxWorkers;
+        const limit = maxWorkerLimit();
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) { out.maxWorkers = DEFAULT_SETTINGS.maxWorkers; bad('maxWorkers', v, out.maxWorkers); } else {
+            out.maxWorkers = Math.min(Math.floor(v), limit);
+            if (out.maxWorkers !== v) warn(`calvin.maxWorkers: ${v} is out of range (0 for automatic, or 1..${limit}, the cores of this machine); using ${out.maxWorkers}`);
+        }
+    }
+    if (o.diskCache !== undefined) {
+        if (typeof o.diskCache === 'boolean') out.diskCache = o.diskCache;
+        else { out.diskCache = DEFAULT_SETTINGS.diskCache; bad('diskCache', o.diskCache, out.diskCache); }
+    }
+    if (o.cache === false) out.diskCache = false;
+    return out;
+}
+
+/** A time limit within bounds (requests from the editor included). */
+export function clampTimeLimit(ms: number): number {
+    return Math.min(MAX_TIME_LIMIT_MS, Math.max(MIN_TIME_LIMIT_MS, Math.round(ms)));
+}
