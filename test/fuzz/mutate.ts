@@ -63,6 +63,36 @@ export const VOCABULARY: readonly string[] = [
 
 export type MutationKind = 'delete' | 'insert' | 'replace' | 'swap' | 'duplicate' | 'truncate' | 'delete-range';
 
+/**
+ * Extreme values for a number or name token, for the robustness fuzzing:
+ * a huge literal, an expression nested in many parentheses, a long chain of
+ * operators. Applied to a valid program they mostly keep it valid, so the
+ * whole pipeline (and the solver) sees them.
+ */
+export function extremeMutation(rnd: Random, tokens: string[]): string {
+    const atoms = tokens.map((t, i) => (/^(\d+|[A-Za-z_]\w*)$/.test(t) && !VOCABULARY.slice(0, 35).includes(t) ? i : -1)).filter(i => i >= 0);
+    if (atoms.length === 0) return 'extreme (no atom)';
+    const i = rnd.pick(atoms);
+    const old = tokens[i];
+    switch (rnd.int(3)) {
+        case 0: {
+            const digits = 20 + rnd.int(400);
+            tokens[i] = /^\d/.test(old) ? '9'.repeat(digits) : `(${old} + ${'7'.repeat(digits)})`;
+            return `huge literal (${digits} digits) at #${i}`;
+        }
+        case 1: {
+            const depth = 20 + rnd.int(300);
+            tokens[i] = `${'('.repeat(depth)}${old}${')'.repeat(depth)}`;
+            return `${depth} parentheses around #${i}`;
+        }
+        default: {
+            const terms = 50 + rnd.int(5000);
+            tokens[i] = `(${old}${' + 1'.repeat(terms)})`;
+            return `${terms}-term sum at #${i}`;
+        }
+    }
+}
+
 /** One mutated program: the base example, what was done, the text. */
 export interface FuzzCase {
     index: number;
@@ -132,8 +162,8 @@ function mutateOnce(rnd: Random, tokens: string[]): string {
     }
 }
 
-/** `count` mutated programs from `bases` (name → text), deterministically from `seed`. */
-export function generateCases(seed: number, bases: Record<string, string>, count: number): FuzzCase[] {
+/** `count` mutated programs from `bases` (name → text), deterministically from `seed`; `extreme`: the share with an extreme mutation. */
+export function generateCases(seed: number, bases: Record<string, string>, count: number, extreme = 0): FuzzCase[] {
     const rnd = new Random(seed);
     const names = Object.keys(bases).sort();
     const cases: FuzzCase[] = [];
@@ -143,7 +173,8 @@ export function generateCases(seed: number, bases: Record<string, string>, count
         const tokens = tokenize(bases[base]);
         const mutations: string[] = [];
         const n = 1 + (rnd.chance(0.6) ? 0 : rnd.int(4));
-        for (let k = 0; k < n; k++) mutations.push(mutateOnce(rnd, tokens));
+        if (extreme > 0 && rnd.chance(extreme)) mutations.push(extremeMutation(rnd, tokens));
+        else for (let k = 0; k < n; k++) mutations.push(mutateOnce(rnd, tokens));
         const text = tokens.join('');
         if (text === previous) continue;   // every case must change the document
         previous = text;

@@ -54,6 +54,12 @@ export function modelType(t: CalvinType): M.Type {
     }
 }
 
+/** An integer literal's exact value, from its text (leading zeros dropped). */
+function intText(e: ast.IntLiteral): string {
+    const text = e.$cstNode?.text.trim() ?? '';
+    return /^[0-9]+$/.test(text) ? BigInt(text).toString() : String(e.value);
+}
+
 export function fieldId(f: ast.FieldDecl | ast.GhostField): string {
     const cls = AstUtils.getContainerOfType(f, ast.isClassDecl);
     return cls ? `${cls.name}.${f.name}` : f.name;
@@ -225,7 +231,8 @@ class ModelBuilder {
         const type = modelType(this.types.typeOf(e));
         const range = rangeOf(e);
         switch (e.$type) {
-            case 'IntLiteral': return { kind: 'int', value: String(e.value), type, range };
+            // the digits as written: integers are mathematical (a JS number would round large ones)
+            case 'IntLiteral': return { kind: 'int', value: intText(e), type, range };
             case 'BoolLiteral': return { kind: 'bool', value: e.value, type, range };
             case 'NullLiteral': return { kind: 'null', type, range };
             case 'ThisExpr': return { kind: 'this', type, range };

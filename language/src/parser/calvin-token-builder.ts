@@ -36,6 +36,32 @@ const continuationAt: CustomPatternMatcherFunc = (text, offset) => {
     return match;
 };
 
+/**
+ * A Java identifier (JLS §3.8): a letter, `$` or `_` (Unicode letters and
+ * letter numbers included), then letters, digits, `$`, `_`, combining marks,
+ * connectors and the zero-width joiners.
+ */
+const IDENTIFIER = /[$_\p{L}\p{Nl}][$_\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\u200c\u200d]*/uy;
+
+const javaIdentifier: CustomPatternMatcherFunc = (text, offset) => {
+    IDENTIFIER.lastIndex = offset;
+    return IDENTIFIER.exec(text);
+};
+
+let startChars: number[] | undefined;
+
+/** The UTF-16 units an identifier may start with (for the lexer's first-character index): every BMP letter and every high surrogate. */
+function identifierStartChars(): number[] {
+    if (startChars) return startChars;
+    const out: number[] = [];
+    const start = /^[$_\p{L}\p{Nl}]$/u;
+    for (let c = 0; c <= 0xffff; c++) {
+        if (c >= 0xd800 && c <= 0xdbff) out.push(c); // the first half of a letter outside the BMP
+        else if (c < 0xd800 || c > 0xdfff) { if (start.test(String.fromCharCode(c))) out.push(c); }
+    }
+    return startChars = out;
+}
+
 export class CalvinTokenBuilder extends DefaultTokenBuilder {
 
     override buildTokens(grammar: Grammar, options?: TokenBuilderOptions): IMultiModeLexerDefinition {
@@ -46,6 +72,11 @@ export class CalvinTokenBuilder extends DefaultTokenBuilder {
             if (!t) throw new Error(`Calvin grammar has no token ${name}`);
             return t;
         };
+        // Identifiers as in Java: Unicode letters too (the grammar's regex is the ASCII part of it).
+        const id = get('ID');
+        id.PATTERN = javaIdentifier;
+        id.START_CHARS_HINT = identifierStartChars();
+        id.LINE_BREAKS = false;
         const blockStart = get('/*@');
         const lineStart = get('//@');
         const blockEnd = get('*/');

@@ -63,7 +63,11 @@ export async function verifyDocuments(
             let result: Awaited<ReturnType<typeof verifyProgram>>;
             try {
                 const model = toProgramModel(group, Calvin.types.TypeSystem);
-                result = await verifyProgram(model, { solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1, log: options.log });
+                result = await verifyProgram(model, {
+                    solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1, log: options.log,
+                    // test/robustness injects an internal error with it; never set in normal use
+                    testFault: process.env.CALVIN_TEST_FAULT || undefined,
+                });
             } catch (e) {
                 options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
                 const file = fileOf(group[0].uri.toString());

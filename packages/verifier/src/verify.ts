@@ -69,6 +69,8 @@ export interface VerifyOptions {
     checkBudgetMs?: number;
     /** Where internal errors' details go (stack traces are never part of a diagnostic). */
     log?: (message: string) => void;
+    /** Tests of the error paths only: an internal error in the programs with a file whose path contains this. */
+    testFault?: string;
 }
 
 export interface VerifyResult {
@@ -85,6 +87,8 @@ export function oneLine(e: unknown): string {
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
     let ctx: ProgramContext;
     try {
+        const fault = options.testFault;
+        if (fault && program.files.some(f => f.includes(fault))) throw new Error(`injected fault (${fault})`);
         ctx = programContext(program);
     } catch (e) {
         // the program-wide analyses failed: nothing of this program is checked, and it says so

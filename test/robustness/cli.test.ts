@@ -1,0 +1,179 @@
+// Robustness of `calvin check` on hostile and extreme input (issue 10), through
+// the real CLI: exact integers, no silent exit, clear errors for deep nesting
+// and huge input within a second, paths that are not regular files, internal
+// errors that keep the other programs' results, escaped control characters.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CLI, EXAMPLES } from '../util/paths.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-robust-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+    const p = path.join(dir, name);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, text);
+    return p;
+}
+
+interface Run { status: number | null; stdout: string; stderr: string; ms: number }
+
+function calvin(args: string[], env: Record<string, string> = {}, timeout = 120_000): Run {
+    const t0 = Date.now();
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout, maxBuffer: 64 << 20, env: { ...process.env, ...env } });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t0 };
+}
+
+function json(r: Run): { diagnostics: Array<{ file: string; line: number; code: string; severity: string; message: string }> } {
+    assert.ok(r.stdout.trim().startsWith('{'), `no JSON on stdout (exit ${r.status}):\n${r.stderr}`);
+    return JSON.parse(r.stdout);
+}
+
+const codes = (r: Run) => json(r).diagnostics.filter(d => d.severity !== 'info').map(d => `${d.line}:${d.code}`).sort();
+
+/** No stack trace ever reaches the user. */
+function noStack(r: Run): void {
+    assert.ok(!/\n\s+at .+:\d+:\d+/.test(r.stdout + r.stderr), `a stack trace was printed:\n${r.stdout}\n${r.stderr}`);
+}
+
+describe('integers are mathematical, end to end', () => {
+    it('a literal beyond 2^53 keeps its value (the assertion that rounding would prove is refuted)', () => {
+        const f = write('big.calvin', 'int x = 9007199254740993;\nthread T { assert x == 9007199254740992; }\n');
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 1, r.stderr);
+        assert.deepEqual(codes(r), ['2:assert']);
+    });
+    it('a literal of 10^23 in an annotation and of 40 digits in code are exact, and crash nothing', () => {
+        const f = write('huge-literals.calvin', [
+            'int x = 0;',
+            '//@ invariant x < 100000000000000000000000;',
+            'thread T { x = 1; int y = 1234567890123456789012345678901234567890; assert y > 1234567890123456789012345678901234567889; }',
+            '',
+        ].join('\n'));
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        assert.deepEqual(codes(r), []);
+        noStack(r);
+    });
+});
+
+describe('no silent exit', () => {
+    it('a thread with a 2,000-term expression and a failing assertion: a clear error, exit 1, at once', () => {
+        const f = write('long-sum.calvin', `thread T { int s = ${Array(2000).fill('1').join('+')}; assert false; }\n`);
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 1, r.stderr);
+        const ds = json(r).diagnostics;
+        assert.ok(ds.length > 0 && ds.every(d => d.code === 'syntax' && /nested too deeply|too long/i.test(d.message)), JSON.stringify(ds));
+        assert.ok(r.ms < 10_000, `${r.ms} ms`);
+        noStack(r);
+    });
+    it('an internal error in one program is an error diagnostic; the other programs keep their results (exit 1)', () => {
+        write('two/ok.calvin', fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8'));
+        write('two/faulty.calvin', fs.readFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), 'utf8'));
+        const r = calvin(['check', '--format', 'json', path.join(dir, 'two')], { CALVIN_TEST_FAULT: 'faulty' });
+        assert.equal(r.status, 1, r.stderr);
+        const ds = json(r).diagnostics;
+        const faulty = ds.filter(d => d.file.endsWith('faulty.calvin'));
+        assert.deepEqual(faulty.map(d => [d.severity, d.code]), [['error', 'unknown']]);
+        assert.match(faulty[0].message, /was not checked: internal error \(Error: injected fault \(faulty\)\); please report it/);
+        // the other program was verified: its three races are there
+        assert.deepEqual(ds.filter(d => d.file.endsWith('ok.calvin')).map(d => `${d.line}:${d.code}`).sort(), ['23:race', '24:assert', '24:race']);
+        noStack(r);
+    });
+    it('when nothing could be checked, exit 2 with a message', () => {
+        const r = calvin(['check', '--format', 'json', path.join(dir, 'two')], { CALVIN_TEST_FAULT: 'two' });
+        assert.equal(r.status, 2);
+        assert.match(r.stderr, /^calvin: nothing could be checked/m);
+        noStack(r);
+    });
+});
+
+describe('deep nesting and huge input: a clear error well under a second of work', () => {
+    const cases: Array<[string, string, RegExp]> = [
+        ['10,000 nested parentheses in an invariant', `int x = 0;\n//@ invariant ${'('.repeat(10_000)}x >= 0${')'.repeat(10_000)};\nthread T { x = 1; }\n`, /Nested too deeply: more than \d+ levels/],
+        ['110 nested parentheses in code', `int x = 0;\nthread T { int y = ${'('.repeat(110)}x${')'.repeat(110)}; }\n`, /Nested too deeply: more than \d+ levels/],
+        ['a 100,000-term expression', `thread T { int s = ${Array(100_000).fill('1').join('+')}; assert false; }\n`, /Too long|Nested too deeply/],
+        ['1,000 else-ifs', `int x = 0;\nthread T { ${Array.from({ length: 1000 }, (_, i) => `if (x == ${i}) { x = 1; }`).join(' else ')} }\n`, /Nested too deeply: \d+ 'else if's/],
+        ['1,000 prefix operators', `boolean b = false;\nthread T { boolean c = ${'!'.repeat(1000)}b; }\n`, /Nested too deeply: 1000 prefix operators/],
+    ];
+    for (const [what, text, message] of cases) {
+        it(what, () => {
+            const f = write(`${what.replace(/\W+/g, '-')}.calvin`, text);
+            const r = calvin(['check', '--format', 'json', f]);
+            assert.equal(r.status, 1, r.stderr);
+            const ds = json(r).diagnostics;
+            assert.ok(ds.some(d => d.code === 'syntax' && message.test(d.message)), JSON.stringify(ds).slice(0, 500));
+            assert.ok(r.ms < 5_000, `${r.ms} ms`);
+            noStack(r);
+        });
+    }
+    it('a file larger than the limit is not parsed: one error that says so', () => {
+        const f = write('huge.calvin', Array.from({ length: 200_000 }, (_, i) => `int g${i} = ${i};`).join('\n') + '\n');
+        assert.ok(fs.statSync(f).size > 2_000_000);
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 1, r.stderr);
+        assert.deepEqual(json(r).diagnostics.map(d => [d.line, d.code]), [[1, 'syntax']]);
+        assert.match(json(r).diagnostics[0].message, /too large for Calvin \(\d+\.\d MB; the limit is 2\.0 MB\)/);
+        assert.ok(r.ms < 5_000, `${r.ms} ms`);
+    });
+});
+
+describe('paths', () => {
+    it('a FIFO named x.calvin is skipped with a warning (never read), the rest is checked', { skip: process.platform === 'win32' }, () => {
+        const d = path.join(dir, 'fifo');
+        fs.mkdirSync(d);
+        fs.copyFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), path.join(d, 'ok.calvin'));
+        spawnSync('mkfifo', [path.join(d, 'pipe.calvin')]);
+        const r = calvin(['check', '--format', 'json', d], {}, 60_000);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stderr, /calvin: skipped '.*pipe\.calvin': not a regular file \(a FIFO\)/);
+        const direct = calvin(['check', path.join(d, 'pipe.calvin')], {}, 20_000);
+        assert.equal(direct.status, 2);
+        assert.match(direct.stderr, /nothing to check: '.*pipe\.calvin' is not a regular file \(a FIFO\)/);
+    });
+    it('a symbolic link loop and a directory named x.calvin do not abort the run', { skip: process.platform === 'win32' }, () => {
+        const d = path.join(dir, 'links');
+        fs.mkdirSync(path.join(d, 'sub.calvin'), { recursive: true });
+        fs.copyFileSync(path.join(EXAMPLES, 'simple_lock_ok.calvin'), path.join(d, 'sub.calvin', 'ok.calvin'));
+        fs.symlinkSync(path.join(d, 'loop.calvin'), path.join(d, 'loop.calvin'));
+        fs.symlinkSync(d, path.join(d, 'back'));
+        const r = calvin(['check', '--format', 'json', d]);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).files, 1);
+        assert.match(r.stderr, /skipped '.*loop\.calvin': a symbolic link loop/);
+    });
+    it('a directory without .calvin files exits 2 with a message', () => {
+        fs.mkdirSync(path.join(dir, 'nothing'));
+        const r = calvin(['check', path.join(dir, 'nothing')]);
+        assert.equal(r.status, 2);
+        assert.match(r.stderr, /no \.calvin files under/);
+    });
+});
+
+describe('identifiers follow Java', () => {
+    it('Unicode letters in names (BMP and beyond) are identifiers', () => {
+        const ok = write('unicode.calvin', 'int zähler = 0;\nint 变量 = 1;\nthread Tâche { zähler = 变量 + 1; int \u{1D465} = 2; assert zähler > 1; }\n');
+        const r = calvin(['check', '--format', 'json', ok]);
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        assert.deepEqual(codes(r), []);
+        const racy = write('unicode-race.calvin', 'int zähler = 0;\nthread Α { zähler = 1; }\nthread Β[2] { zähler = 2; }\n');
+        const q = calvin(['check', '--format', 'json', racy]);
+        assert.equal(q.status, 1);
+        assert.ok(json(q).diagnostics.some(d => d.code === 'race' && d.message.includes('zähler')), q.stdout);
+    });
+});
+
+describe('messages', () => {
+    it('control bytes from binary input are escaped', () => {
+        const f = write('binary.calvin', 'int x = 0;\nthread T { x\u0001 = 1; int y\u007f = 2; }\n');
+        const r = calvin(['check', '--format', 'json', f]);
+        const messages = json(r).diagnostics.map(d => d.message);
+        assert.ok(messages.some(m => m.includes("'\\x01'")) && messages.some(m => m.includes("'\\x7f'")), messages.join('\n'));
+        // eslint-disable-next-line no-control-regex
+        assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(r.stdout), 'raw control characters in the output');
+    });
+});
