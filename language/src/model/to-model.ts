@@ -148,6 +148,14 @@ class ModelBuilder {
                 continue;
             }
             const loc = e.location;
+            if (e.allElements && loc) {
+                frame.push({ kind: 'elems', array: this.expr(loc) });
+                continue;
+            }
+            if (ast.isIndexAccess(loc) && loc.array && loc.index) {
+                frame.push({ kind: 'elems', array: this.expr(loc.array), index: this.expr(loc.index) });
+                continue;
+            }
             if (ast.isNameExpr(loc)) {
                 const d = loc.ref?.ref;
                 if (ast.isFieldDecl(d) || ast.isGhostField(d)) {

@@ -5,7 +5,7 @@ import {
     annotatedTarget, isFieldDeclaration, isInAction, isInAnnotation, isInEnsures, isLoop, isStatic,
     methodOfClause, methodSpec, protectedField,
 } from '../ast-utils.js';
-import { BOOLEAN, isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
+import { BOOLEAN, INT, isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
 import { error } from './codes.js';
 import type { TypeChecks } from './type-checks.js';
 
@@ -37,6 +37,11 @@ const CLAUSE_KEYWORD: Record<ast.Clause['$type'], string> = {
 const LEVEL_TEXT: Record<Level, string> = {
     top: 'at the top level', class: 'in a class body', statement: 'among statements',
 };
+
+/** Whether an expression mentions a primed name. */
+function hasPrime(e: ast.Expression): boolean {
+    return AstUtils.streamAst(e).some(n => (n as { primed?: boolean }).primed === true);
+}
 
 /** Checks of annotations: placement, primes, `\old`, purity, abstraction blocks and frames, ghost state. */
 export class AnnotationChecks {
@@ -128,6 +133,24 @@ export class AnnotationChecks {
     checkFrameLocation(f: ast.FrameLocation, accept: ValidationAcceptor): void {
         const loc = f.location;
         if (!loc) return; // cut short: a syntax error
+        // `a[*]` and `a[e]`: elements of the array a global, field or parameter references
+        if (f.allElements || ast.isIndexAccess(loc)) {
+            const array = f.allElements ? loc : (loc as ast.IndexAccess).array;
+            if (!array || (ast.isIndexAccess(loc) && !loc.index)) return; // cut short
+            if (!this.isArrayReference(array)) {
+                error(accept, 'type', f, `In a frame, '${f.allElements ? 'a[*]' : 'a[e]'}' names elements of an array that a global, a field (of this, of a parameter, or static) or a parameter references; '${array.$cstNode?.text ?? '?'}' is not one.`);
+                return;
+            }
+            if (this.typeChecks.typeOf(array).kind !== 'array') {
+                error(accept, 'type', f, `'${array.$cstNode?.text ?? '?'}' is not an array: only arrays have elements to frame.`);
+                return;
+            }
+            if (ast.isIndexAccess(loc) && loc.index) {
+                this.typeChecks.expectType(accept, loc.index, INT, 'The index of a frame entry');
+                if (loc.primed || hasPrime(loc.index)) error(accept, 'type', loc, `A frame entry's index is evaluated before the step: it cannot be primed.`);
+            }
+            return;
+        }
         let ok = false;
         if (ast.isNameExpr(loc) && !loc.isCall) {
             const d = loc.ref?.ref;
@@ -142,13 +165,28 @@ export class AnnotationChecks {
             ok = isFieldDeclaration(d) && !isBuiltinMember(d) && recvOk;
         }
         if (!ok) {
-            error(accept, 'type', f, `A frame entry names a shared location: a global, a field of this ('f' or 'this.f'), a field of a parameter ('p.f'), a static field ('C.f') or '*.f'.`);
+            error(accept, 'type', f, `A frame entry names a shared location: a global, a field of this ('f' or 'this.f'), a field of a parameter ('p.f'), a static field ('C.f'), '*.f', or array elements ('a[i]', 'a[*]').`);
             return;
         }
         const d = ast.isNameExpr(loc) ? loc.ref?.ref : (loc as ast.MemberAccess).member?.ref;
         if (ast.isFieldDecl(d) && d.modifiers.includes('final')) {
-            error(accept, 'type', f, `'${d.name}' is final and never changes; remove it from the frame.`);
+            error(accept, 'type', f, `'${d.name}' is final and never changes; remove it from the frame (its array's elements are framed with '${d.name}[*]').`);
         }
+    }
+
+    /** A global, a field of this, of a parameter or static, or a parameter: what an element frame entry's array may be. */
+    private isArrayReference(e: ast.Expression): boolean {
+        if (ast.isNameExpr(e) && !e.isCall) {
+            const d = e.ref?.ref;
+            return (isFieldDeclaration(d) && !isBuiltinMember(d)) || ast.isParam(d);
+        }
+        if (ast.isMemberAccess(e) && !e.isCall) {
+            const d = e.member?.ref;
+            const recv = e.receiver;
+            return isFieldDeclaration(d) && !isBuiltinMember(d)
+                && (ast.isThisExpr(recv) || (ast.isNameExpr(recv) && (ast.isParam(recv.ref?.ref) || ast.isClassDecl(recv.ref?.ref))));
+        }
+        return false;
     }
 
     checkAnyObjectField(f: ast.AnyObjectField, accept: ValidationAcceptor): void {

@@ -19,6 +19,10 @@ export class TypeChecks {
         return this.types.typeOf(e);
     }
 
+    typeOf(e: ast.Expression | undefined): CalvinType {
+        return this.types.typeOf(e);
+    }
+
     /** Report unless `e` has type `expected` (errors in sub-expressions are not repeated). */
     expectType(accept: ValidationAcceptor, e: ast.Expression | undefined, expected: CalvinType, what: string): void {
         if (!e) return;

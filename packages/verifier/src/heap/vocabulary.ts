@@ -207,8 +207,12 @@ export function heapFacts(vocab: Vocabulary, state: string | undefined, only?: S
         const t = sv.field.type;
         if (t.kind !== 'class' && t.kind !== 'array') continue;
         const g = vocab.read(sv.name, [], state);
-        const neverNull = sv.field.isFinal && (sv.field.init?.kind === 'new' || sv.field.init?.kind === 'newArray');
+        // a global that keeps its initializer's new object or array is never null (and an array of constant size keeps its length)
+        const keeps = sv.field.isFinal || vocab.stableFields.has(sv.field.id);
+        const init = sv.field.init;
+        const neverNull = keeps && (init?.kind === 'new' || init?.kind === 'newArray');
         out.push(T.or(neverNull ? T.FALSE : T.eq(g, T.NULL), publishedOf(vocab, t, g, state)));
+        if (keeps && init?.kind === 'newArray' && init.size.kind === 'int') out.push(T.eq(lengthOf(g), T.int(BigInt(init.size.value))));
     }
     return out;
 }

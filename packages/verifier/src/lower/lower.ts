@@ -639,7 +639,12 @@ export class Lowerer {
                 const l = this.atomicLocation(e, frame, accesses, out);
                 out.push(...this.locChecks(l, frame));
                 accesses.push(this.access(l.loc, false, l.field, l.range, l.text, true));
-                return this.locValue(l.loc);
+                const typing = this.typing(this.locValue(l.loc), l.type, this.objectOf(l.loc));
+                if (typing.length === 0) return this.locValue(l.loc);
+                // a reference read here is typed (and published when read from shared memory) as any other read
+                const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
+                out.push({ k: 'local', var: tmp, value: this.locValue(l.loc) }, ...this.typing(this.localTerm(tmp), l.type, this.objectOf(l.loc)));
+                return this.localTerm(tmp);
             }
             case 'length': {
                 const a = sub(e.array);

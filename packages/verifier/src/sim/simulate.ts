@@ -789,7 +789,9 @@ export class Simulator {
         // next step whenever it satisfies it (a write that may leave its location unchanged, a
         // failed try that the next step allows as well, an `atomic { assume P; }` for `step [] P`),
         // and a stutter otherwise; a plain read is a stutter (`witness step N` makes it a step).
-        const takes = witness !== undefined ? allowed : writes.length > 0 || op.kind === 'atomic' ? allowed : T.FALSE;
+        // (monitors, allocation and publication are bookkeeping no frame names: they do not make a step)
+        const visible = writes.some(w => !['holder', 'alloc', 'owner', 'linked'].includes(this.spec.vocab.stateVar(w.map).kind));
+        const takes = witness !== undefined ? allowed : visible || op.kind === 'atomic' ? allowed : T.FALSE;
         const tk = this.name('step~');
         this.locals.set(tk, { name: tk, sort: 'Bool' });
         const sv = this.name('stutters~');

@@ -357,7 +357,8 @@ function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term 
 
 function finalConjunct(vocab: Vocabulary, f: FieldModel): Conjunct {
     const map = vocab.varOfField(f.id);
-    const base = { kind: 'final' as const, origin: `${f.id} is final`, text: `${f.name}' == ${f.name}`, field: f, maps: new Set([map]) };
+    const origin = f.isFinal ? `${f.id} is final` : `${f.id} is written by no thread after initialization`;
+    const base = { kind: 'final' as const, origin, text: `${f.name}' == ${f.name}`, field: f, maps: new Set([map]) };
     if (f.isStatic) {
         return { ...base, frames: [{ map, params: [], keep: T.TRUE }], relation: T.eq(vocab.read(map, [], EPOST), vocab.read(map, [], EPRE)) };
     }
@@ -470,7 +471,8 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
         const f = vocab.fields.get(fid);
         if (!f) continue;
         const g = spec.guards.get(fid);
-        if (f.isFinal) out.push(finalConjunct(vocab, f));
+        // final, or written by no thread after initialization: stable everywhere (checking.md)
+        if (f.isFinal || vocab.stableFields.has(fid)) out.push(finalConjunct(vocab, f));
         else if (g) out.push(writableConjunct(vocab, g));
         const eg = spec.elementGuards.get(fid);
         if (eg) out.push(elementsConjunct(vocab, eg));
