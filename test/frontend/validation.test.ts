@@ -862,7 +862,7 @@ void n() { }`;
         ]);
     });
 
-    it('frames name shared locations: not parameters, locals, array elements or final fields; *.f names instance fields', async () => {
+    it('frames name shared locations: not parameters, locals or final fields; *.f names instance fields', async () => {
         const src = `
 int x = 0;
 final int k = 1;
@@ -872,7 +872,7 @@ class C {
   final int fin = 0;
   /*@ abstraction {
     step [p] true;
-    step [arr[0]] true;
+    step [x[0]] true;
     step [l] true;
     step [k] true;
     step [fin] true;
@@ -884,17 +884,53 @@ class C {
   /*@ abstraction { step [x, f, this.f, p.f, *.f, C.s, s] true; stutter [] true; } */
   void ok(C p) { }
 }`;
-        const shared = /A frame entry names a shared location: a global, a field of this \('f' or 'this\.f'\), a field of a parameter \('p\.f'\), a static field \('C\.f'\) or '\*\.f'/;
+        const shared = /A frame entry names a shared location: a global, a field of this \('f' or 'this\.f'\), a field of a parameter \('p\.f'\), a static field \('C\.f'\), '\*\.f', or array elements \('a\[i\]', 'a\[\*\]'\)/;
         const final = (n: string) => new RegExp(`'${n}' is final and never changes; remove it from the frame`);
         await expectDiagnostics(src, [
             err(src, 'p', 'type', shared, { in: '[p]' }),
-            err(src, 'arr[0]', 'type', shared),
+            err(src, 'x', 'type', /Only arrays can be indexed, but this expression is int/, { in: 'x[0]' }),
             err(src, 'l', 'name', /Unknown name 'l'/, { in: 'step [l]' }),
             err(src, 'k', 'type', final('k'), { in: 'step [k]' }),
             err(src, 'fin', 'type', final('fin'), { in: 'step [fin]' }),
             err(src, 'this.fin', 'type', final('fin')),
             err(src, '*.fin', 'type', final('fin')),
             err(src, 's', 'name', /Unknown name 's'/, { in: '[*.s]' }),
+        ]);
+    });
+
+    it('frames over array elements: a[e] and a[*] for arrays of globals, fields and parameters; int, unprimed indices', async () => {
+        const ok = `
+class Buf {
+  //@ writable_if this.holder == tid;
+  int[] data = new int[4];
+  final int[] fixed = new int[2];
+  /*@ abstraction { step [data[0]] data[0]' == v; } */
+  synchronized void put0(int v) { data[0] = v; }
+  /*@ abstraction { step [this.data[i], fixed[*]] true; } */
+  synchronized void set(int i, int v) { data[i] = v; }
+}
+int[] G = new int[2];
+/*@ abstraction { step [G[k], G[k + 1]] true; } */
+void two(int k) { }
+/*@ abstraction { step [a[*], b.data[*], b.data[a.length]] true; } */
+void fill(int[] a, Buf b) { }`;
+        await expectDiagnostics(ok, []);
+        const bad = `
+int n = 0;
+boolean flag = false;
+int[] G = new int[2];
+/*@ abstraction {
+  step [G[flag]] true;
+  step [G[n']] true;
+  step [n[*]] true;
+  step [G[n][*]] true;
+} */
+void m(int[] a) { }`;
+        await expectDiagnostics(bad, [
+            err(bad, 'flag', 'type', /An array index must be int, but this expression is boolean/, { in: 'G[flag]' }),
+            err(bad, "G[n']", 'type', /A frame entry's index is evaluated before the step: it cannot be primed/),
+            err(bad, 'n[*]', 'type', /'n' is not an array: only arrays have elements to frame/),
+            err(bad, 'G[n][*]', 'type', /names elements of an array that a global, a field \(of this, of a parameter, or static\) or a parameter references; 'G\[n\]' is not one/),
         ]);
     });
 

@@ -56,9 +56,11 @@ class Vector {
     for (int i = count - 1; i >= 0; i--) { if (data[i] == 7) { return i; } }
     return -1;
   }
+  synchronized void clear() { count = 0; data = new int[4]; }
 }
 final Vector v = new Vector();
 thread Reader[*] { int k = v.last(); }
+thread Clearer { v.clear(); }
 `;
 
 function ops(cmds: Cmd[], out: AtomicOp[] = []): AtomicOp[] {

@@ -5,7 +5,7 @@ import {
     annotatedTarget, isFieldDeclaration, isInAction, isInAnnotation, isInEnsures, isLoop, isStatic,
     methodOfClause, methodSpec, protectedField,
 } from '../ast-utils.js';
-import { BOOLEAN, INT, isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
+import { BOOLEAN, isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
 import { error } from './codes.js';
 import type { TypeChecks } from './type-checks.js';
 
@@ -141,13 +141,13 @@ export class AnnotationChecks {
                 error(accept, 'type', f, `In a frame, '${f.allElements ? 'a[*]' : 'a[e]'}' names elements of an array that a global, a field (of this, of a parameter, or static) or a parameter references; '${array.$cstNode?.text ?? '?'}' is not one.`);
                 return;
             }
-            if (this.typeChecks.typeOf(array).kind !== 'array') {
+            // (`a[e]` is typed as any index expression: an array, an int index)
+            if (f.allElements && this.typeChecks.typeOf(array).kind !== 'array' && this.typeChecks.typeOf(array).kind !== 'error') {
                 error(accept, 'type', f, `'${array.$cstNode?.text ?? '?'}' is not an array: only arrays have elements to frame.`);
                 return;
             }
-            if (ast.isIndexAccess(loc) && loc.index) {
-                this.typeChecks.expectType(accept, loc.index, INT, 'The index of a frame entry');
-                if (loc.primed || hasPrime(loc.index)) error(accept, 'type', loc, `A frame entry's index is evaluated before the step: it cannot be primed.`);
+            if (ast.isIndexAccess(loc) && loc.index && (loc.primed || hasPrime(loc.index))) {
+                error(accept, 'type', loc, `A frame entry's index is evaluated before the step: it cannot be primed.`);
             }
             return;
         }
