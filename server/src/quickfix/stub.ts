@@ -139,10 +139,18 @@ class StubBuilder {
         }
         if (ast.isNameExpr(target) && ast.isParam(target.ref.ref)) { ctx.subst.args.delete(target.ref.ref); return; }
         if (ast.isIndexAccess(target)) {
-            // an element: the frame names the array's field; the predicate cannot say which element
+            // an element: `a[i]` with its new value when the index is known in the method's scope, `a[*]` otherwise
             const arr = locOf(target.array);
             const t = this.target(arr, arr?.field, ctx);
-            if (t) this.emit([t.frame], ['true'], ctx);
+            if (!t) return;
+            if (!t.text) { this.emit([t.frame], ['true'], ctx); return; } // `*.f`: its arrays' elements too
+            const index = target.index && stateFree(target.index) ? this.value(target.index, ctx) : undefined;
+            if (index === undefined) { this.emit([`${t.text}[*]`], ['true'], ctx); return; }
+            const el = `${t.text}[${index}]`;
+            const v = s.op === '=' ? this.value(s.value, ctx) : undefined;
+            const pred = v !== undefined ? `${el}' == ${v}`
+                : s.op === '++' || s.op === '--' ? `${el}' == ${el} ${s.op === '++' ? '+' : '-'} 1` : 'true';
+            this.emit([el], [pred], ctx);
             return;
         }
         const l = locOf(target);
@@ -219,8 +227,11 @@ class StubBuilder {
                 if (!ast.isAbsStep(item) && !ast.isAbsStutter(item)) continue;
                 const frame = (item.frame?.entries ?? []).map(e => {
                     if (ast.isAnyObjectField(e)) return `*.${e.field.ref?.name ?? e.field.$refText}`;
-                    const l = locOf(e.location);
-                    return this.target(l, l?.field, inner)?.frame;
+                    // elements: of the array in the caller's terms (every element: the index is the callee's)
+                    const elements = e.allElements || ast.isIndexAccess(e.location);
+                    const l = locOf(elements && ast.isIndexAccess(e.location) ? e.location.array : e.location);
+                    const t = this.target(l, l?.field, inner);
+                    return elements && t?.text ? `${t.text}[*]` : t?.frame;
                 }).filter((x): x is string => x !== undefined);
                 const pred = unusable(renderExpr(item.action, subst));
                 if (ast.isAbsStutter(item)) { frame.forEach(f => this.stutterFrame.add(f)); this.stutterPreds.add(pred); } else this.emit(frame, [pred], inner);
