@@ -1,7 +1,7 @@
 import { inject } from 'langium';
 import { createDefaultModule, createDefaultSharedModule, startLanguageServer } from 'langium/lsp';
 import { NodeFileSystem } from 'langium/node';
-import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, type Connection } from 'vscode-languageserver/node';
+import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, type Connection } from 'vscode-languageserver/node.js';
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule, CalvinModule, CalvinSharedModule, registerValidationChecks } from '@calvin/language';
 import { VerificationService } from './verification/service.js';
 import { verificationServices } from './verification/lsp-features.js';

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CLI, EXAMPLES, ROOT, SHARED_EXAMPLES } from '../util/paths.js';
+import { CLI, EXAMPLES, ROOT } from '../util/paths.js';
 
 interface Run {
     status: number | null;
@@ -136,15 +136,15 @@ describe('calvin check: exit codes', () => {
         assert.equal(Number(m[3]), 0);
     });
 
-    it('all shared examples pass the front end with exit 0 and no diagnostics (--no-verify)', () => {
-        const files = calvinFilesUnder(SHARED_EXAMPLES).sort();
+    it('all examples pass the front end with exit 0 and no diagnostics (--no-verify)', () => {
+        const files = calvinFilesUnder(EXAMPLES).sort();
         assert.ok(files.length > 0);
         const r = calvin(['check', '--format', 'json', ...files], dir);
         assert.equal(r.status, 0, show(r));
         const report = JSON.parse(r.stdout);
         assert.equal(report.files, files.length);
         assert.deepEqual(report.diagnostics, []);
-        const byDir = calvin(['check', '--format', 'json', SHARED_EXAMPLES], dir);
+        const byDir = calvin(['check', '--format', 'json', EXAMPLES], dir);
         assert.equal(byDir.status, 0, show(byDir));
         assert.equal(JSON.parse(byDir.stdout).files, files.length);
     });

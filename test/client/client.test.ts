@@ -370,6 +370,7 @@ describe('packaging', { skip: NOT_BUILT }, () => {
             assert.deepEqual(files, [
                 'LICENSE.txt',
                 'language-configuration.json',
+                'out/check-worker.cjs', // the server's check workers
                 'out/extension.cjs',
                 'out/server.cjs',
                 'out/z3-built.js',      // the verifier's solver (z3 compiled to wasm) and its worker

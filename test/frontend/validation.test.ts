@@ -929,8 +929,15 @@ void m(int[] a) { }`;
         await expectDiagnostics(bad, [
             err(bad, 'flag', 'type', /An array index must be int, but this expression is boolean/, { in: 'G[flag]' }),
             err(bad, "G[n']", 'type', /A frame entry's index is evaluated before the step: it cannot be primed/),
-            err(bad, 'n[*]', 'type', /'n' is not an array: only arrays have elements to frame/),
+            err(bad, 'n', 'type', /Only arrays can be indexed, but this expression is int/, { in: 'n[*]' }),
+            err(bad, 'G[n]', 'type', /Only arrays can be indexed, but this expression is int/, { in: 'G[n][*]' }),
             err(bad, 'G[n][*]', 'type', /names elements of an array that a global, a field \(of this, of a parameter, or static\) or a parameter references; 'G\[n\]' is not one/),
+        ]);
+        const outside = `
+int[] G = new int[2];
+thread T { int x = G[*]; }`;
+        await expectDiagnostics(outside, [
+            err(outside, 'G[*]', 'type', /'\[\*\]' \(all the elements of an array\) is only allowed in the frame of an abstraction step/),
         ]);
     });
 

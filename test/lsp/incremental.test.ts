@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
-import { EXAMPLES, SHARED_EXAMPLES } from '../util/paths.js';
+import { EXAMPLES } from '../util/paths.js';
 import { cliDiagnostics, publishedKeys } from '../util/cli-diagnostics.js';
 import { checkDiagnostics, defaultCapabilities, fileUri, LspClient, type CheckStatusParams } from '../util/lsp-client.js';
 
@@ -109,8 +109,8 @@ describe('incremental verification: caching', () => {
 });
 
 describe('incremental verification: the workspace', () => {
-    const names = fs.readdirSync(SHARED_EXAMPLES).filter(f => f.endsWith('.calvin')).sort();
-    const dir = tempWorkspace(Object.fromEntries(names.map(n => [n, fs.readFileSync(path.join(SHARED_EXAMPLES, n), 'utf8')])));
+    const names = fs.readdirSync(EXAMPLES).filter(f => f.endsWith('.calvin')).sort();
+    const dir = tempWorkspace(Object.fromEntries(names.map(n => [n, fs.readFileSync(path.join(EXAMPLES, n), 'utf8')])));
     const uris = new Map(names.map(n => [n, fileUri(path.join(dir, n))]));
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -2,7 +2,8 @@
 // headless nvim runs test/nvim/diagnostics.lua, which starts the server with
 // vim.lsp.start_client, attaches it to a buffer, waits for diagnostics, edits
 // the buffer (incremental didChange) and reports everything as JSON lines.
-// Neovim is required: CI (.ci/run) installs it; locally `apt-get install -y neovim`.
+// Neovim is required in CI (.ci/run installs it); elsewhere the test is skipped
+// when `nvim` is missing (`apt-get install -y neovim`).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, EXAMPLES } from '../util/paths.js';
+import { needs } from '../util/external.js';
 
 const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'diagnostics.lua');
 const RUN_TIMEOUT_MS = 90_000;
@@ -46,7 +48,7 @@ function assertDiagnostics(actual: NvimDiagnostic[] | undefined, expected: Expec
     expected.forEach(([, , message], i) => assert.ok(actual[i].message.includes(message), `${what}: message ${JSON.stringify(actual[i].message)} should mention ${JSON.stringify(message)}`));
 }
 
-describe('Neovim (headless) as an LSP client', () => {
+describe('Neovim (headless) as an LSP client', needs('nvim', 'apt-get install -y neovim'), () => {
     let dir: string;
     let events: NvimEvent[] = [];
     let status: number | null = null;

@@ -2,7 +2,9 @@
 // worker threads (z3-wasm) and on a native z3 process (z3-native).
 // The wasm tests use the built worker packages/cli/out/z3-worker.cjs
 // (`npm run build`, which `npm ci` runs); the native tests need `z3` on PATH
-// (`apt-get install z3`). Neither is skipped when missing: the tests fail and say why.
+// (`apt-get install z3`): skipped when it is missing, except in CI (where it is
+// installed by .ci/run), where they fail and say why.
+import { needs } from '../util/external.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -349,7 +351,7 @@ describe('z3-wasm backend', () => {
     });
 });
 
-describe('z3-native backend', () => {
+describe('z3-native backend', needs('z3', 'apt-get install -y z3'), () => {
     it('a z3 executable is on PATH', T, () => {
         assert.ok(nativeZ3Available(), NO_Z3);
     });

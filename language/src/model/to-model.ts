@@ -148,12 +148,8 @@ class ModelBuilder {
                 continue;
             }
             const loc = e.location;
-            if (e.allElements && loc) {
-                frame.push({ kind: 'elems', array: this.expr(loc) });
-                continue;
-            }
-            if (ast.isIndexAccess(loc) && loc.array && loc.index) {
-                frame.push({ kind: 'elems', array: this.expr(loc.array), index: this.expr(loc.index) });
+            if (ast.isIndexAccess(loc) && loc.array && (loc.index || loc.allElements)) {
+                frame.push({ kind: 'elems', array: this.expr(loc.array), index: loc.index ? this.expr(loc.index) : undefined });
                 continue;
             }
             if (ast.isNameExpr(loc)) {
@@ -262,7 +258,8 @@ class ModelBuilder {
                 for (let i = 0; i < e.dims.length; i++) element = { kind: 'array', element };
                 return { kind: 'newArray', element, size: this.expr(e.size!), type, range };
             }
-            case 'IndexAccess': return { kind: 'index', array: this.expr(e.array), index: this.expr(e.index), primed: e.primed, type, range };
+            // (`a[*]` is only valid in frames, which are modelled above)
+            case 'IndexAccess': return { kind: 'index', array: this.expr(e.array), index: e.index ? this.expr(e.index) : { kind: 'int', value: '0', type: { kind: 'int' }, range }, primed: e.primed, type, range };
             case 'NameExpr': return this.name(e, type, range);
             case 'MemberAccess': return this.member(e, type, range);
         }

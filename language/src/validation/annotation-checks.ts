@@ -134,19 +134,15 @@ export class AnnotationChecks {
         const loc = f.location;
         if (!loc) return; // cut short: a syntax error
         // `a[*]` and `a[e]`: elements of the array a global, field or parameter references
-        if (f.allElements || ast.isIndexAccess(loc)) {
-            const array = f.allElements ? loc : (loc as ast.IndexAccess).array;
-            if (!array || (ast.isIndexAccess(loc) && !loc.index)) return; // cut short
+        if (ast.isIndexAccess(loc)) {
+            const array = loc.array;
+            if (!array || (!loc.index && !loc.allElements)) return; // cut short
             if (!this.isArrayReference(array)) {
-                error(accept, 'type', f, `In a frame, '${f.allElements ? 'a[*]' : 'a[e]'}' names elements of an array that a global, a field (of this, of a parameter, or static) or a parameter references; '${array.$cstNode?.text ?? '?'}' is not one.`);
+                error(accept, 'type', f, `In a frame, '${loc.allElements ? 'a[*]' : 'a[e]'}' names elements of an array that a global, a field (of this, of a parameter, or static) or a parameter references; '${array.$cstNode?.text ?? '?'}' is not one.`);
                 return;
             }
-            // (`a[e]` is typed as any index expression: an array, an int index)
-            if (f.allElements && this.typeChecks.typeOf(array).kind !== 'array' && this.typeChecks.typeOf(array).kind !== 'error') {
-                error(accept, 'type', f, `'${array.$cstNode?.text ?? '?'}' is not an array: only arrays have elements to frame.`);
-                return;
-            }
-            if (ast.isIndexAccess(loc) && loc.index && (loc.primed || hasPrime(loc.index))) {
+            // (the array and an index are typed as any index expression's)
+            if (loc.primed || (loc.index && hasPrime(loc.index))) {
                 error(accept, 'type', loc, `A frame entry's index is evaluated before the step: it cannot be primed.`);
             }
             return;

@@ -161,7 +161,7 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
 
 /** The callee of a call a diagnostic points at, when it is about the callee's precondition. */
 function callAt(at: AstNode | undefined, d: Diagnostic): ast.MethodDecl | undefined {
-    if (!at || !/precondition/.test(typeof d.message === 'string' ? d.message : d.message.value)) return undefined;
+    if (!at || !/precondition/.test(String(d.message))) return undefined;
     for (const n of [at, ...AstUtils.streamAst(AstUtils.getContainerOfType(at, ast.isExprStmt) ?? at)]) {
         if ((ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall) { const c = calleeOf(n); if (c) return c; }
     }

@@ -228,8 +228,8 @@ class StubBuilder {
                 const frame = (item.frame?.entries ?? []).map(e => {
                     if (ast.isAnyObjectField(e)) return `*.${e.field.ref?.name ?? e.field.$refText}`;
                     // elements: of the array in the caller's terms (every element: the index is the callee's)
-                    const elements = e.allElements || ast.isIndexAccess(e.location);
-                    const l = locOf(elements && ast.isIndexAccess(e.location) ? e.location.array : e.location);
+                    const elements = ast.isIndexAccess(e.location);
+                    const l = locOf(ast.isIndexAccess(e.location) ? e.location.array : e.location);
                     const t = this.target(l, l?.field, inner);
                     return elements && t?.text ? `${t.text}[*]` : t?.frame;
                 }).filter((x): x is string => x !== undefined);

@@ -708,7 +708,7 @@ function moveDiagnostic(d: Diagnostic, at: string, edited: string, e: TextEdit):
 
 /** The counterexample of a verification diagnostic: the values in its message, one per line. */
 export function counterexampleText(d: Diagnostic): string {
-    const message = typeof d.message === 'string' ? d.message : d.message.value;
+    const message = String(d.message);
     const m = /\[([^\]]*)\]\s*$/.exec(message);
     const head = message.replace(/\s*\[[^\]]*\]\s*$/, '');
     if (!m) return `${head}\n(no counterexample values)`;

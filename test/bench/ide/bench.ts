@@ -14,7 +14,7 @@ import '../../../scripts/polyfill.cjs';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SHARED_EXAMPLES } from '../../util/paths.js';
+import { EXAMPLES } from '../../util/paths.js';
 import { fileUri, LspClient } from '../../util/lsp-client.js';
 import { lockProgram } from '../verifier/generate.js';
 
@@ -55,8 +55,8 @@ function workspace(files: Map<string, string>, targets: Target[], program: (file
 function examplesWorkspace(): Workspace {
     const files = new Map<string, string>();
     const targets: Target[] = [];
-    for (const name of fs.readdirSync(SHARED_EXAMPLES).filter(f => f.endsWith('.calvin')).sort()) {
-        const text = fs.readFileSync(path.join(SHARED_EXAMPLES, name), 'utf8');
+    for (const name of fs.readdirSync(EXAMPLES).filter(f => f.endsWith('.calvin')).sort()) {
+        const text = fs.readFileSync(path.join(EXAMPLES, name), 'utf8');
         files.set(name, text);
         for (const m of text.matchAll(/^thread (\w+)[^\n]*\{$/gm)) targets.push({ file: name, anchor: m[0], key: `thread:${m[1]}` });
     }
