@@ -31,13 +31,13 @@ const builds = [
     { ...common, entryPoints: [path.join(root, 'client/src/extension.ts')], outfile: path.join(root, 'client/out/extension.cjs'), external: ['vscode'], banner: {} },
 ];
 
-// The z3 worker of the solver host (packages/verifier/src/solver). z3-solver is never
+// The z3 worker of the solver host (packages/verifier/src/solver-host). z3-solver is never
 // inlined whole: Z3's pthreads load the script that contains z3-built.js.
 // - CLI (and tests): z3-solver stays external, loaded from node_modules.
 // - VS Code extension (.vsix without node_modules): z3-solver's JS wrapper is inlined,
 //   but `require('./z3-built')` stays external, and z3-built.js/.wasm are copied next
 //   to the bundle (CALVIN_Z3_BESIDE makes the worker pass locateFile/mainScriptUrlOrBlob).
-const z3Worker = path.join(root, 'packages/verifier/src/solver/z3-worker.ts');
+const z3Worker = path.join(root, 'packages/verifier/src/solver-host/z3-worker.ts');
 const checkWorker = path.join(root, 'packages/verifier/src/worker/check-worker.ts');
 const workerCommon = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', entryPoints: [z3Worker] };
 const checkCommon = { ...workerCommon, entryPoints: [checkWorker], mainFields: ['module', 'main'], banner: { js: polyfill } };

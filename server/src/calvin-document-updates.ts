@@ -1,7 +1,7 @@
 import type { Cancellation, LangiumDocument } from 'langium';
 import { DocumentState, URI } from 'langium';
 import { LSPErrorCodes, ResponseError } from 'vscode-languageserver';
-import { CalvinDocumentBuilder as CalvinCoreDocumentBuilder, programSignatures } from '@calvin/language';
+import { CalvinDocumentBuilder, programSignatures } from '@calvin/language';
 import type { LangiumSharedServices } from 'langium/lsp';
 import { DefaultDocumentUpdateHandler } from 'langium/lsp';
 import type { TextDocumentChangeEvent } from 'vscode-languageserver';
@@ -17,7 +17,7 @@ export const CHANGE_DEBOUNCE_MS = 25;
 export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
     private pending = new Map<string, URI>();
     private timer: ReturnType<typeof setTimeout> | undefined;
-    private readonly builder: CalvinDocumentBuilder;
+    private readonly builder: EditorDocumentBuilder;
 
     /** Per file: the program signature (programs.ts) it was last validated under. */
     private readonly validatedWith = new Map<string, string>();
@@ -25,7 +25,7 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
 
     constructor(private readonly shared: LangiumSharedServices) {
         super(shared);
-        this.builder = shared.workspace.DocumentBuilder as CalvinDocumentBuilder;
+        this.builder = shared.workspace.DocumentBuilder as EditorDocumentBuilder;
         // Cross-file checks (duplicate names in one program, names declared in several files)
         // depend on other files: a file whose program an edit elsewhere changed is validated again.
         this.builder.onDocumentPhase(DocumentState.Validated, doc => { this.validatedNow.add(doc.uri.toString()); });
@@ -61,8 +61,8 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
     }
 }
 
-/** Builds the most recently edited file first, then the other open files, then the rest. */
-export class CalvinDocumentBuilder extends CalvinCoreDocumentBuilder {
+/** The document builder of the editor: the most recently edited file first, then the other open files, then the rest. */
+export class EditorDocumentBuilder extends CalvinDocumentBuilder {
     private lastEdited: string | undefined;
 
     markEdited(uri: string): void {

@@ -8,9 +8,9 @@ import {
     fieldId, isBuiltinMember, isStatic, methodId, precedingAnnotations, rangeOf, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses,
 } from '@calvin/language';
 import { describeField, describeMethod, describeThread, type ProgramContext } from '@calvin/verifier';
-import { verificationServices } from './verification/lsp-features.js';
+import { verificationOf } from './calvin-lsp-module.js';
 import type { VerificationService } from './verification/service.js';
-import { accessMarkdown, checkLines, counterexampleMarkdown, fence, loopMarkdown, specMarkdown } from './verification/hover.js';
+import { accessMarkdown, checkLines, counterexampleMarkdown, fence, loopMarkdown, specMarkdown } from './verification/hover-markdown.js';
 
 /**
  * Hover on a declaration or a reference: the declaration, its type and, for
@@ -40,7 +40,7 @@ export class CalvinHoverProvider extends AstNodeHoverProvider {
     override async getHoverContent(document: LangiumDocument, params: HoverParams): Promise<Hover | undefined> {
         const sections: string[] = [];
         const uri = document.uri.toString();
-        const service = verificationServices.get(this.services.shared);
+        const service = verificationOf(this.services.shared);
         const root = document.parseResult?.value?.$cstNode;
         if (root) {
             const offset = document.textDocument.offsetAt(params.position);

@@ -5,12 +5,21 @@ import type { LangiumServices } from 'langium/lsp';
 import { CalvinDocumentSymbolProvider } from './calvin-document-symbols.js';
 import { CalvinHoverProvider } from './calvin-hover.js';
 import { CalvinSemanticTokenProvider } from './calvin-semantic-tokens.js';
-import { CalvinDocumentBuilder, CalvinDocumentUpdateHandler } from './calvin-document-updates.js';
+import { CalvinDocumentUpdateHandler, EditorDocumentBuilder } from './calvin-document-updates.js';
 import { CalvinCodeLensProvider, CalvinCommandHandler } from './verification/lsp-features.js';
 import { CalvinCodeActionProvider } from './quickfix/code-actions.js';
+import { VerificationService } from './verification/service.js';
 import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
 
 export type CalvinLspServices = LangiumServices & CalvinAddedServices;
+
+/** The services shared by the documents of a server: Langium's, and the verification service. */
+export type CalvinSharedServices = LangiumSharedServices & { verification: { Service: VerificationService } };
+
+/** The verification service of a server (created with the shared services). */
+export function verificationOf(shared: LangiumSharedServices): VerificationService {
+    return (shared as CalvinSharedServices).verification.Service;
+}
 
 /** The editor features Calvin adds to Langium's defaults. */
 export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> = {
@@ -27,13 +36,16 @@ export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> 
     },
 };
 
-export const CalvinLspSharedModule: Module<LangiumSharedServices, PartialLangiumSharedServices> = {
+export const CalvinLspSharedModule: Module<CalvinSharedServices, PartialLangiumSharedServices & { verification: { Service: VerificationService } }> = {
+    verification: {
+        Service: (services) => new VerificationService(services),
+    },
     lsp: {
         DocumentUpdateHandler: (services) => new CalvinDocumentUpdateHandler(services),
         NodeKindProvider: () => new CalvinNodeKindProvider(),
         ExecuteCommandHandler: (services) => new CalvinCommandHandler(services),
     },
     workspace: {
-        DocumentBuilder: (services) => new CalvinDocumentBuilder(services),
+        DocumentBuilder: (services) => new EditorDocumentBuilder(services),
     },
 };

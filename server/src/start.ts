@@ -3,9 +3,7 @@ import { createDefaultModule, createDefaultSharedModule, startLanguageServer } f
 import { NodeFileSystem } from 'langium/node';
 import { createConnection, ProposedFeatures, StreamMessageReader, StreamMessageWriter, type Connection } from 'vscode-languageserver/node.js';
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule, CalvinModule, CalvinSharedModule, registerValidationChecks } from '@calvin/language';
-import { VerificationService } from './verification/service.js';
-import { verificationServices } from './verification/lsp-features.js';
-import { CalvinLspModule, CalvinLspSharedModule, type CalvinLspServices } from './calvin-lsp-module.js';
+import { CalvinLspModule, CalvinLspSharedModule, verificationOf, type CalvinLspServices } from './calvin-lsp-module.js';
 
 /** Create the full (LSP) services for a connection. */
 export function createCalvinLspServices(connection: Connection) {
@@ -45,7 +43,8 @@ export function startServer(): void {
     // Never let a stray exception end the server: report it and go on.
     process.on('uncaughtException', err => connection.console.error(`Calvin: internal error: ${err?.stack ?? err}`));
     process.on('unhandledRejection', err => connection.console.error(`Calvin: internal error: ${(err as Error)?.stack ?? err}`));
-    const { shared, Calvin } = createCalvinLspServices(connection);
-    verificationServices.set(shared, new VerificationService(shared, Calvin, connection));
+    const { shared } = createCalvinLspServices(connection);
+    // (created now: it listens to the workspace from the start)
+    verificationOf(shared);
     startLanguageServer(shared);
 }

@@ -898,47 +898,140 @@ class C {
         ]);
     });
 
-    it('frames over array elements: a[e] and a[*] for arrays of globals, fields and parameters; int, unprimed indices', async () => {
+    it('frames over array elements: a[e] and a[*] of arrays of globals, static fields, fields of this or of a parameter, and parameters', async () => {
         const ok = `
 class Buf {
   //@ writable_if this.holder == tid;
   int[] data = new int[4];
   final int[] fixed = new int[2];
+  static int[] S = new int[1];
   /*@ abstraction { step [data[0]] data[0]' == v; } */
   synchronized void put0(int v) { data[0] = v; }
-  /*@ abstraction { step [this.data[i], fixed[*]] true; } */
+  /*@ abstraction { step [data[*]] true; } */
+  synchronized void clear() { for (int i = 0; i < data.length; i++) { data[i] = 0; } }
+  /*@ abstraction { step [this.data[i]] true; } */
   synchronized void set(int i, int v) { data[i] = v; }
+  /*@ abstraction { step [fixed[*], this.fixed[0], S[i], Buf.S[*]] true; } */
+  void statics(int i) { }
 }
 int[] G = new int[2];
-/*@ abstraction { step [G[k], G[k + 1]] true; } */
-void two(int k) { }
-/*@ abstraction { step [a[*], b.data[*], b.data[a.length]] true; } */
-void fill(int[] a, Buf b) { }`;
-        await expectDiagnostics(ok, []);
-        const bad = `
+/*@ abstraction { step [G[k], G[k+1]] true; } */
+void two(int k) { G[k] = 1; G[k+1] = 2; }
+/*@ abstraction { step [a[*]] true; } */
+void fill(int[] a) { a[0] = 1; }
+/*@ abstraction { step [b.data[*]] true; } */
+void zap(Buf b) { b.data[0] = 0; }
+/*@ abstraction { step [a[b.data.length - 1], b.data[a[0]], G[G.length - 1]] true; } */
+void reads(int[] a, Buf b) { }`;
+        await expectClean(ok);
+    });
+
+    it("an element entry's index: an int, evaluated before the step (no primes), side-effect free", async () => {
+        const src = cv`
 int n = 0;
 boolean flag = false;
 int[] G = new int[2];
+class C { int g() { return 0; } }
 /*@ abstraction {
   step [G[flag]] true;
   step [G[n']] true;
-  step [n[*]] true;
-  step [G[n][*]] true;
+  step [G'[n]] true;
+  step [G[0]'] true;
+  step [G[c.g()]] true;
+  step [G[nondet()]] true;
+  step [G[new C().g()]] true;
+  step [G[cas(n, 0, 1) ? 1 : 0]] true;
 } */
-void m(int[] a) { }`;
-        await expectDiagnostics(bad, [
-            err(bad, 'flag', 'type', /An array index must be int, but this expression is boolean/, { in: 'G[flag]' }),
-            err(bad, "G[n']", 'type', /A frame entry's index is evaluated before the step: it cannot be primed/),
-            err(bad, 'n', 'type', /Only arrays can be indexed, but this expression is int/, { in: 'n[*]' }),
-            err(bad, 'G[n]', 'type', /Only arrays can be indexed, but this expression is int/, { in: 'G[n][*]' }),
-            err(bad, 'G[n][*]', 'type', /names elements of an array that a global, a field \(of this, of a parameter, or static\) or a parameter references; 'G\[n\]' is not one/),
+void m(C c) { }`;
+        const primed = /A frame entry's array and index are evaluated before the step: they cannot be primed/;
+        const call = /Annotations must be side-effect free: calls are not allowed here/;
+        await expectDiagnostics(src, [
+            err(src, 'flag', 'type', /An array index must be int, but this expression is boolean/, { in: 'G[flag]' }),
+            err(src, "G[n']", 'type', primed),
+            err(src, "G'[n]", 'type', primed),
+            err(src, "G[0]'", 'type', primed),
+            err(src, 'c.g()', 'type', call),
+            err(src, 'nondet()', 'type', /'nondet\(\)' is not allowed in annotations/),
+            err(src, 'nondet()', 'type', /An array index must be int, but this expression is boolean/),
+            err(src, 'new C().g()', 'type', call),
+            err(src, 'new C()', 'type', /Annotations must be side-effect free: 'new' is not allowed here/),
+            err(src, 'cas(n, 0, 1)', 'type', /Annotations must be side-effect free: 'cas' is not allowed here/),
         ]);
-        const outside = `
+    });
+
+    it("an element entry's array: an array that a global, a field of this, of a parameter or static, or a parameter references", async () => {
+        const src = `
+int n = 0;
 int[] G = new int[2];
-thread T { int x = G[*]; }`;
-        await expectDiagnostics(outside, [
-            err(outside, 'G[*]', 'type', /'\[\*\]' \(all the elements of an array\) is only allowed in the frame of an abstraction step/),
+class C {
+  int x = 0;
+  int[] data = new int[2];
+  C next;
+  int[] get() { return data; }
+  /*@ abstraction {
+    step [x[*]] true;
+    step [p[*]] true;
+    step [n[0]] true;
+    step [G[n][*]] true;
+    step [get()[0]] true;
+    step [next.data[0]] true;
+    step [c.next.data[*]] true;
+    step [loc[0]] true;
+  } */
+  void m(int p, C c) { int[] loc = data; }
+}`;
+        const notArray = /Only arrays can be indexed, but this expression is int/;
+        const notReference = (kind: string, array: string) => new RegExp(`In a frame, '${kind.replace(/[[\]*]/g, '\\$&')}' names elements of an array that a global, a field \\(of this, of a parameter, or static\\) or a parameter references; '${array}' is not one`);
+        await expectDiagnostics(src, [
+            err(src, 'x', 'type', notArray, { in: 'x[*]' }),
+            err(src, 'p', 'type', notArray, { in: 'p[*]' }),
+            err(src, 'n', 'type', notArray, { in: 'n[0]' }),
+            err(src, 'G[n]', 'type', notArray, { in: 'G[n][*]' }),
+            err(src, 'G[n][*]', 'type', notReference('a[*]', 'G\\[n\\]')),
+            err(src, 'get()', 'type', /Annotations must be side-effect free: calls are not allowed here/, { in: 'get()[0]' }),
+            err(src, 'get()[0]', 'type', notReference('a[e]', 'get\\(\\)')),
+            err(src, 'next.data[0]', 'type', notReference('a[e]', 'next\\.data'), { in: '[next.data[0]]' }),
+            err(src, 'c.next.data[*]', 'type', notReference('a[*]', 'c\\.next\\.data')),
+            // the abstraction stands before the method: its locals are not in scope
+            err(src, 'loc', 'name', /Unknown name 'loc'/, { in: 'loc[0]' }),
         ]);
+    });
+
+    it("'[*]' is a whole frame entry; final fields and primed locations are not frame entries, a final array's elements are", async () => {
+        const src = `
+int x = 0;
+int[] G = new int[2];
+final int K = 3;
+class C {
+  final int[] fixed = new int[2];
+  /*@ abstraction { step [fixed[*], fixed[K], this.fixed[0]] true; } */
+  void ok() { }
+  /*@ abstraction {
+    step [fixed] true;
+    step [this.fixed] true;
+    step [K] true;
+    step [x'] true;
+    step [G[G[*]]] true;
+  } */
+  void bad() { }
+}
+thread T { int y = G[*]; }`;
+        const star = /'\[\*\]' \(all the elements of an array\) is only allowed in the frame of an abstraction step, as a whole entry such as 'step \[a\[\*\]\] \.\.\.'/;
+        const finalArray = /'fixed' is final and never changes; remove it from the frame \(its array's elements are framed with 'fixed\[\*\]'\)/;
+        await expectDiagnostics(src, [
+            err(src, 'fixed', 'type', finalArray, { in: 'step [fixed]' }),
+            err(src, 'this.fixed', 'type', finalArray, { in: 'step [this.fixed]' }),
+            err(src, 'K', 'type', /^'K' is final and never changes; remove it from the frame\.$/, { in: 'step [K]' }),
+            err(src, "x'", 'type', /A frame entry names a location, not its value after the step: remove the prime/),
+            err(src, 'G[*]', 'type', star, { in: 'G[G[*]]' }),
+            err(src, 'G[*]', 'type', star, { in: 'int y = G[*]' }),
+        ]);
+        // '*' is the whole index or no index at all
+        const partial = `
+int[] G = new int[2];
+/*@ abstraction { step [G[*+1]] true; } */
+void m() { }`;
+        await expectDiagnostics(partial, [err(partial, '+', 'syntax', /expected '\]' but found '\+'/)]);
     });
 
     it('witness step N must name a step of the enclosing method\'s abstraction', async () => {

@@ -362,6 +362,41 @@ describe('incremental verification: cancellation and time-outs', () => {
         assert.ok(rerun?.command, JSON.stringify(actions.map(a => a.title)));
         assert.deepEqual(rerun.command.arguments, [uri, 'abstraction:slow', 6000]);
     });
+
+    it('a query the solver gives up on (its resource limit) is unknown too, never verified', async () => {
+        await client.notify('workspace/didChangeConfiguration', { settings: { calvin: { verifyOn: 'change', maxWorkers: 1, timeLimitMs: 10_000, resourceLimit: 1, diskCache: false } } });
+        await edit(client, uri, SIMPLE_LOCK, 4);
+        const diags = client.latest.get(uri)!.diagnostics.filter(d => d.severity === 2);
+        assert.ok(diags.length > 0 && diags.every(d => d.code === 'unknown' && /the solver could not decide it \(its resource limit of 1 was reached\)/.test(d.message)), JSON.stringify(diags));
+        assert.ok(states(client, uri).every(([, s]) => s === 'unknown'), JSON.stringify(states(client, uri)));
+        const lenses = await client.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+        assert.ok(lenses.every(l => l.command?.title?.startsWith('? not decided — click to check again')), JSON.stringify(lenses.map(l => l.command?.title)));
+    });
+});
+
+describe('incremental verification: a method without abstraction', () => {
+    it("a bug put into an inlined method re-runs the threads that inline it, and its diagnostic appears there", async () => {
+        const text = `int x = 0;
+void bump() { x = x + 1; }
+thread A { bump(); }
+thread B { int y = 2; }
+`;
+        const dir = tempWorkspace({ 'inl.calvin': text });
+        const uri = fileUri(path.join(dir, 'inl.calvin'));
+        const client = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            await client.open(uri, text);
+            checkDiagnostics(await client.checksDone(uri, 120_000, 2), []);
+            const log = client.statusLog.length;
+            const buggy = replaceOnce(text, 'x = x + 1;', 'x = x + 1; assert x > 5;');
+            const diags = await edit(client, uri, buggy, 2);
+            checkDiagnostics(diags, [{ code: 'assert', range: [1, 25, 1, 38], message: /assertion 'x > 5' may fail/ }]);
+            assert.deepEqual(ran(client.statusLog.slice(log), uri), ['A']);
+        } finally {
+            await client.shutdown();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
 });
 
 describe('hover and quick fixes from the verifier', () => {

@@ -325,6 +325,33 @@ describe('language server: one-file features (workspace of examples)', () => {
         assert.ok(!labels.includes('$Object'), `$Object offered: ${labels}`);
     });
 
+    it('element frames (a[i], a[*]): no diagnostics; names in them are coloured, hovered and resolved', async () => {
+        const text = [
+            'class Buf {',
+            '  //@ writable_if this.holder == tid;',
+            '  int[] data = new int[4];',
+            "  /*@ abstraction { step [data[*]] true; step [this.data[i]] data[i]' == v; } */",
+            '  synchronized void set(int i, int v) { data[i] = v; }',
+            '}',
+            'thread T { Buf b = new Buf(); b.set(1, 2); }',
+        ].join('\n');
+        const uri = fileUri(path.join(dir, 'frames.calvin'));
+        const published = client.waitForDiagnostics(uri);
+        await client.open(uri, text);
+        assert.deepEqual((await published).diagnostics, []);
+        const legend = (client.capabilities.semanticTokensProvider as lsp.SemanticTokensOptions).legend;
+        const tokens = decodeSemanticTokens((await client.request<lsp.SemanticTokens>('textDocument/semanticTokens/full', { textDocument: { uri } })).data, legend);
+        const typeAt = (p: Pos) => tokens.find(k => k.line === p.line && k.character === p.character)?.type;
+        assert.equal(typeAt(at(text, 4, 'data[*]')), 'property');
+        assert.equal(typeAt(at(text, 4, 'data[i]')), 'property');
+        assert.equal(typeAt(at(text, 4, 'i]')), 'parameter');
+        assert.match(markdownOf(await client.request('textDocument/hover', { textDocument: { uri }, position: at(text, 4, 'data[*]') })), /int\[\] data/);
+        assert.match(markdownOf(await client.request('textDocument/hover', { textDocument: { uri }, position: at(text, 4, 'i]') })), /int i/);
+        const def = await client.request<lsp.Location[] | lsp.LocationLink[]>('textDocument/definition', { textDocument: { uri }, position: at(text, 4, 'i]') });
+        const param = at(text, 5, 'int i', 0, 4);
+        assert.deepEqual(targetOf(def[0]).range, [param.line, param.character, param.line, param.character + 1]);
+    });
+
     it('rename of the built-in holder field is refused', async () => {
         const vectorUri = fileUri(path.join(dir, 'vector_ok.calvin'));
         const vector = fs.readFileSync(path.join(dir, 'vector_ok.calvin'), 'utf8');

@@ -92,6 +92,16 @@ describe('no silent exit', () => {
     });
 });
 
+describe('a check the solver does not decide', () => {
+    it('a query Z3 gives up on (its resource limit) is an unknown warning at the check, never "verified"', () => {
+        const r = calvin(['check', '--format', 'json', '--resource-limit', '1', path.join(EXAMPLES, 'simple_lock_ok.calvin')]);
+        assert.equal(r.status, 0, r.stderr);
+        const ds = json(r).diagnostics.filter(d => d.severity !== 'info');
+        assert.deepEqual(ds.map(d => `${d.line}:${d.code}:${d.severity}`), ['11:unknown:warning', '19:unknown:warning', '25:unknown:warning', '28:unknown:warning', '35:unknown:warning']);
+        assert.ok(ds.every(d => /is not verified: the solver could not decide it \(its resource limit of 1 was reached\)/.test(d.message)), JSON.stringify(ds));
+    });
+});
+
 describe('deep nesting and huge input: a clear error well under a second of work', () => {
     const cases: Array<[string, string, RegExp]> = [
         ['10,000 nested parentheses in an invariant', `int x = 0;\n//@ invariant ${'('.repeat(10_000)}x >= 0${')'.repeat(10_000)};\nthread T { x = 1; }\n`, /Nested too deeply: more than \d+ levels/],

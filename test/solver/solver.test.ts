@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import {
     createBackend, nativeZ3Available, SolverFailure,
     type DebuggableSession, type SolverBackend, type SolverFailureKind,
-} from '../../packages/verifier/src/solver/index.js';
+} from '../../packages/verifier/src/solver-host/index.js';
 import { ROOT } from '../util/paths.js';
 import { firstLine, HARD_QUERY, makeVc, WORKER_SCRIPT } from './vcs.js';
 

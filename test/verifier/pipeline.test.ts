@@ -12,12 +12,12 @@ import { Lowerer } from '../../packages/verifier/src/lower/lower.js';
 import type { AtomicOp, Cmd } from '../../packages/verifier/src/il/il.js';
 import { threadReach } from '../../packages/verifier/src/analysis/reach.js';
 import { allInvariants, environmentOf, existsOtherThread, TID } from '../../packages/verifier/src/spec/environment.js';
-import { programContext } from '../../packages/verifier/src/program-context.js';
+import { programContext } from '../../packages/verifier/src/driver/program.js';
 import * as T from '../../packages/verifier/src/smt/term.js';
-import { Formulas } from '../../packages/verifier/src/vc/formulas.js';
-import { closure } from '../../packages/verifier/src/solve/closure.js';
-import { createBackend, verifyProgram, type SolverBackend, type SolverSession } from '../../packages/verifier/src/index.js';
-import type { DebuggableSession } from '../../packages/verifier/src/solver/index.js';
+import { Formulas } from '../../packages/verifier/src/encode/formulas.js';
+import { closure } from '../../packages/verifier/src/closure/closure.js';
+import { createBackend, diagnosticText, verifyProgram, type SolverBackend, type SolverSession } from '../../packages/verifier/src/index.js';
+import type { DebuggableSession } from '../../packages/verifier/src/solver-host/index.js';
 import { ROOT } from '../util/paths.js';
 
 async function model(text: string): Promise<ProgramModel> {
@@ -236,8 +236,8 @@ thread T[*] {
         // v is written by Setter only: T's read races; a's elements are anyone's
         assert.deepEqual(codes, ['10:race', '11:bounds', '11:race', '12:div-zero', '13:null']);
         // the values the check mentions, and the other thread's step that made k out of bounds (v is 0 in Init)
-        assert.match(t.diagnostics.find(d => d.code === 'bounds')!.message, /\[k = -?\d+, length = 2; another thread changed v from 0 to -?\d+ just before it was read on line 10\]$/);
-        assert.match(t.diagnostics.find(d => d.code === 'div-zero')!.message, /\[k = 0\]$/);
+        assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'bounds')!), /\[k = -?\d+, length = 2; another thread changed v from 0 to -?\d+ just before it was read on line 10\]$/);
+        assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'div-zero')!), /\[k = 0\]$/);
         assert.ok(t.queries <= 8, `${t.queries} queries`);
         assert.equal(r.units.find(u => u.name === 'Setter')!.status, 'verified');
     });
@@ -310,8 +310,8 @@ describe('E* without the solver', () => {
     after(async () => { await solver?.dispose(); });
 
     it('whenever E is transitive by its syntax, Z3 agrees that E* = E (all examples and corpus programs)', { timeout: 10 * 60_000 }, async () => {
-        const { specifications } = await import('../../packages/verifier/src/verify.js');
-        const { syntacticallyTransitive } = await import('../../packages/verifier/src/solve/closure.js');
+        const { specifications } = await import('../../packages/verifier/src/driver/verify.js');
+        const { syntacticallyTransitive } = await import('../../packages/verifier/src/closure/closure.js');
         const fs = await import('node:fs');
         const dirs = [path.join(ROOT, 'examples'), path.join(ROOT, 'test/corpus')];
         let syntactic = 0;

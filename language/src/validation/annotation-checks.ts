@@ -43,6 +43,22 @@ function hasPrime(e: ast.Expression): boolean {
     return AstUtils.streamAst(e).some(n => (n as { primed?: boolean }).primed === true);
 }
 
+/**
+ * The field a frame entry names: a global or a field of this (`g`, `f`), or
+ * `this.f`, `p.f` (p a parameter), `C.f`; not `length` or `holder`.
+ * Undefined: not such an entry; 'unresolved': a name the linker reports.
+ */
+function namedField(e: ast.Expression): ast.FieldDecl | ast.GhostField | 'unresolved' | undefined {
+    if ((!ast.isNameExpr(e) && !ast.isMemberAccess(e)) || e.isCall) return undefined;
+    const d = ast.isNameExpr(e) ? e.ref?.ref : e.member?.ref;
+    if (!d) return 'unresolved';
+    if (!isFieldDeclaration(d) || isBuiltinMember(d)) return undefined;
+    if (ast.isNameExpr(e)) return d;
+    const recv = e.receiver;
+    const recvOk = ast.isThisExpr(recv) || (ast.isNameExpr(recv) && (ast.isParam(recv.ref?.ref) || ast.isClassDecl(recv.ref?.ref)));
+    return recvOk ? d : undefined;
+}
+
 /** Checks of annotations: placement, primes, `\old`, purity, abstraction blocks and frames, ghost state. */
 export class AnnotationChecks {
     constructor(private readonly typeChecks: TypeChecks) { }
@@ -142,47 +158,30 @@ export class AnnotationChecks {
                 return;
             }
             // (the array and an index are typed as any index expression's)
-            if (loc.primed || (loc.index && hasPrime(loc.index))) {
-                error(accept, 'type', loc, `A frame entry's index is evaluated before the step: it cannot be primed.`);
+            if (hasPrime(loc)) {
+                error(accept, 'type', loc, `A frame entry's array and index are evaluated before the step: they cannot be primed.`);
             }
             return;
         }
-        let ok = false;
-        if (ast.isNameExpr(loc) && !loc.isCall) {
-            const d = loc.ref?.ref;
-            if (!d) return;
-            ok = isFieldDeclaration(d) && !isBuiltinMember(d);
-        } else if (ast.isMemberAccess(loc) && !loc.isCall) {
-            const d = loc.member?.ref;
-            if (!d) return;
-            const recv = loc.receiver;
-            const recvOk = ast.isThisExpr(recv)
-                || (ast.isNameExpr(recv) && (ast.isParam(recv.ref?.ref) || ast.isClassDecl(recv.ref?.ref)));
-            ok = isFieldDeclaration(d) && !isBuiltinMember(d) && recvOk;
-        }
-        if (!ok) {
+        const named = namedField(loc);
+        if (named === 'unresolved') return; // reported by the linker
+        if (!named) {
             error(accept, 'type', f, `A frame entry names a shared location: a global, a field of this ('f' or 'this.f'), a field of a parameter ('p.f'), a static field ('C.f'), '*.f', or array elements ('a[i]', 'a[*]').`);
             return;
         }
-        const d = ast.isNameExpr(loc) ? loc.ref?.ref : (loc as ast.MemberAccess).member?.ref;
-        if (ast.isFieldDecl(d) && d.modifiers.includes('final')) {
-            error(accept, 'type', f, `'${d.name}' is final and never changes; remove it from the frame (its array's elements are framed with '${d.name}[*]').`);
+        if (hasPrime(loc)) {
+            error(accept, 'type', loc, `A frame entry names a location, not its value after the step: remove the prime.`);
+        }
+        if (ast.isFieldDecl(named) && named.modifiers.includes('final')) {
+            // the elements of a final array field do change: say how to frame them
+            const elements = typeOfTypeRef(named.type).kind === 'array' ? ` (its array's elements are framed with '${named.name}[*]')` : '';
+            error(accept, 'type', f, `'${named.name}' is final and never changes; remove it from the frame${elements}.`);
         }
     }
 
     /** A global, a field of this, of a parameter or static, or a parameter: what an element frame entry's array may be. */
     private isArrayReference(e: ast.Expression): boolean {
-        if (ast.isNameExpr(e) && !e.isCall) {
-            const d = e.ref?.ref;
-            return (isFieldDeclaration(d) && !isBuiltinMember(d)) || ast.isParam(d);
-        }
-        if (ast.isMemberAccess(e) && !e.isCall) {
-            const d = e.member?.ref;
-            const recv = e.receiver;
-            return isFieldDeclaration(d) && !isBuiltinMember(d)
-                && (ast.isThisExpr(recv) || (ast.isNameExpr(recv) && (ast.isParam(recv.ref?.ref) || ast.isClassDecl(recv.ref?.ref))));
-        }
-        return false;
+        return (ast.isNameExpr(e) && !e.isCall && ast.isParam(e.ref?.ref)) || namedField(e) !== undefined;
     }
 
     checkAnyObjectField(f: ast.AnyObjectField, accept: ValidationAcceptor): void {

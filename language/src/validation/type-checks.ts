@@ -74,7 +74,7 @@ export class TypeChecks {
             error(accept, 'type', e.array, `Only arrays can be indexed, but this expression is ${typeToString(arr)}.`);
         }
         if (e.allElements && !ast.isFrameLocation(e.$container)) {
-            error(accept, 'type', e, `'[*]' (all the elements of an array) is only allowed in the frame of an abstraction step, such as 'step [a[*]] ...'.`);
+            error(accept, 'type', e, `'[*]' (all the elements of an array) is only allowed in the frame of an abstraction step, as a whole entry such as 'step [a[*]] ...'.`);
         }
         this.expectType(accept, e.index, INT, 'An array index');
     }

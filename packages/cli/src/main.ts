@@ -24,6 +24,7 @@ program
     .addOption(new Option('-f, --format <format>', 'output format').choices(['text', 'json', 'sarif']).default('text'))
     .addOption(new Option('--solver <solver>', 'solver backend: Z3 in WebAssembly (no install needed) or a native z3 on PATH').choices(['z3-wasm', 'z3-native']).default('z3-wasm'))
     .addOption(new Option('--time-limit <ms>', 'hard time limit per solver query, in milliseconds').default('10000').argParser(positiveInt('--time-limit')))
+    .addOption(new Option('--resource-limit <n>', "Z3's resource limit per query (deterministic, unlike time: the same query gives up at the same point on any machine)").argParser(positiveInt('--resource-limit')))
     .addOption(new Option('-j, --jobs <n>', 'solver instances working in parallel').default(String(Math.max(1, Math.min(4, os.availableParallelism() - 1)))).argParser(positiveInt('--jobs')))
     .option('--dump-smt <dir>', 'write every solver query as SMT-LIB2 into this directory (for debugging)')
     .option('--verbose', 'list every check (thread, abstraction, initialization) with its status and time')
@@ -38,7 +39,9 @@ program
                 verbose: options.verbose === true,
                 verifier: {
                     solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: Number(options.jobs), dumpSmtDir: options.dumpSmt,
+                    resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${m}\n`) : undefined,
+                    trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${m}\n`) : undefined,
                 },
             });
             const out = options.format === 'json' ? formatJson(report)
@@ -83,6 +86,7 @@ interface CheckCliOptions {
     format: Format;
     solver: 'z3-wasm' | 'z3-native';
     timeLimit: string;
+    resourceLimit?: string;
     jobs: string;
     dumpSmt?: string;
     verbose?: boolean;

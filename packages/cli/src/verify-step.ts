@@ -1,19 +1,35 @@
 // The verifier's part of `calvin check`: every program (a group of linked files)
 // whose files the front end accepted is verified; findings become CLI diagnostics.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, diagnosticText, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
     solver: BackendKind;
     /** Hard limit per solver query (ms). */
     timeLimitMs: number;
+    /** Z3's resource limit per query. */
+    resourceLimit?: number;
     dumpSmtDir?: string;
     /** Solver instances working in parallel. */
     jobs: number;
     /** Details of internal errors (stack traces), for --verbose or CALVIN_DEBUG. */
     log?: (message: string) => void;
+    /** Debugging lines of the verifier (CALVIN_DEBUG). */
+    trace?: (line: string) => void;
+}
+
+/** --dump-smt: every query of a check into DIR/<check>.smt2. */
+function queryFile(dir: string): (check: string) => (text: string) => void {
+    return check => {
+        fs.mkdirSync(dir, { recursive: true });
+        const file = path.join(dir, `${check.replace(/[^\w.-]/g, '_')}.smt2`);
+        fs.writeFileSync(file, `; Calvin verification queries for ${check}\n`);
+        return text => fs.appendFileSync(file, text);
+    };
 }
 
 /** What --verbose shows of one check. */
@@ -64,7 +80,8 @@ export async function verifyDocuments(
             try {
                 const model = toProgramModel(group, Calvin.types.TypeSystem);
                 result = await verifyProgram(model, {
-                    solver, timeLimitMs: options.timeLimitMs, dumpSmtDir: options.dumpSmtDir, concurrency: options.jobs + 1, log: options.log,
+                    solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
+                    dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,
                     // test/robustness injects an internal error with it; never set in normal use
                     testFault: process.env.CALVIN_TEST_FAULT || undefined,
                 });
@@ -100,7 +117,7 @@ function toCli(d: VDiagnostic, fileOf: (uri: string) => string): CliDiagnostic {
         endColumn: d.range.endChar + 1,
         severity: d.severity,
         code: d.code,
-        message: d.message,
+        message: diagnosticText(d),
         related: d.related.length > 0 ? d.related.map(r => ({ ...at(r.range), message: r.message })) : undefined,
     };
 }

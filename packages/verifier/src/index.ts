@@ -1,12 +1,12 @@
 export * from './model/program.js';
-export * from './verify.js';
-export * from './solver/index.js';
+export * from './driver/verify.js';
+export * from './solver-host/index.js';
 export { Vocabulary } from './heap/vocabulary.js';
 export { planChecks, CHECKER_VERSION, type CheckPlan, type PlanOptions } from './incremental/plan.js';
 export { ResultCache, userCacheKey, type CacheOptions } from './incremental/cache.js';
 export { encodeResult, decodeResult, storedResultFits, type StoredResult } from './incremental/result-codec.js';
 export { CheckPool, defaultCheckWorkerScript, type CheckJob, type JobOutcome } from './worker/check-pool.js';
-export { programContext, unitsOf, unitSpec, type ProgramContext, type Unit } from './program-context.js';
-export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './spec/describe.js';
+export { programContext, unitsOf, unitSpec, type ProgramContext, type Unit } from './driver/program.js';
+export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './report/describe.js';
 export { otherThreadText } from './spec/environment.js';
 export { escapeControl } from './text.js';

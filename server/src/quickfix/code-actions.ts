@@ -9,7 +9,8 @@ import type { CodeActionProvider, LangiumServices } from 'langium/lsp';
 import { CodeActionKind, type CodeAction, type CodeActionParams, type Command, type Diagnostic, type TextEdit } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
 import { BUILTIN_URI, enclosingMethod, hasAbstraction, isInAnnotation, methodSpec, programOf, writableIfClauses } from '@calvin/language';
-import { verificationServices, COMMANDS } from '../verification/lsp-features.js';
+import { COMMANDS } from '../verification/lsp-features.js';
+import { verificationOf } from '../calvin-lsp-module.js';
 import { calleeOf, factsBefore, Facts, ProgramIndex } from './facts.js';
 import { locText, locToCallee, pathOf, scopeOf, type Field, type Loc } from './locations.js';
 import { abstractionStub, stubText } from './stub.js';
@@ -148,9 +149,9 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
     }
 
     private rerunAction(uri: string, d: Diagnostic): CodeAction | undefined {
-        const service = verificationServices.get(this.services.shared);
+        const service = verificationOf(this.services.shared);
         const key = (d.data as { check?: string } | undefined)?.check;
-        if (!service || !key) return undefined;
+        if (!key) return undefined;
         const limit = service.settings.timeLimitMs * 4;
         return {
             title: `Re-run with a longer time limit (${limit / 1000} s)`, kind: CodeActionKind.QuickFix, diagnostics: [d],

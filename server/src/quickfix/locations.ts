@@ -176,6 +176,31 @@ export function frameText(l: Loc, scope: ast.ClassDecl | undefined): string {
     return `*.${l.field.name}`;
 }
 
+/** A path that a method's annotations can mention: not through a local variable. */
+export function inMethodScope(p: Path): boolean {
+    switch (p.k) {
+        case 'var': return ast.isParam(p.decl);
+        case 'field': return inMethodScope(p.base);
+        default: return true;
+    }
+}
+
+/**
+ * The array reference of an element frame entry (`a` of `a[e]`, `a[*]`) for an
+ * array that path p references: a global or static field, a field of this or
+ * of a parameter, or a parameter (undefined: none of these).
+ */
+export function frameArrayText(p: Path, scope: ast.ClassDecl | undefined): string | undefined {
+    switch (p.k) {
+        case 'global': return staticName(p.field, scope);
+        case 'var': return ast.isParam(p.decl) ? p.decl.name : undefined;
+        case 'field':
+            if (p.base.k === 'this') return p.field.name;
+            return p.base.k === 'var' && ast.isParam(p.base.decl) ? `${p.base.decl.name}.${p.field.name}` : undefined;
+        default: return undefined;
+    }
+}
+
 /** The class a node is written in (undefined: top level or a thread). */
 export function scopeOf(node: AstNode): ast.ClassDecl | undefined {
     return AstUtils.getContainerOfType(node, ast.isClassDecl);

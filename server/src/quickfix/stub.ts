@@ -3,19 +3,23 @@
 // location — the frame is what it writes, the predicate relates the pre- and
 // post-state as far as the syntax tells (`m == 0 && m' == tid` for a spinning
 // cas, `count' == count + 1` for `count++`, `true` when the value cannot be
-// written in the method's scope); callees with an abstraction contribute their
-// steps, callees without one their bodies. Writes that may happen any number
-// of times (in loops, in branches) go into the `stutter`; a loop that only
-// reads gives `stutter [] true`. `requires` are the facts every call site
-// holds (facts.ts), `ensures` the return value when it does not depend on the
-// shared state. The result is a guess that the checker then checks.
+// written in the method's scope); an array element write frames the element
+// (`a[i]`) when its index is stable (stable.ts) and all the elements (`a[*]`)
+// otherwise. Callees with an abstraction contribute their steps, callees
+// without one their bodies. Writes that may happen any number of times (in
+// loops, in branches) go into the `stutter`; a loop that only reads gives
+// `stutter [] true`. `requires` are the facts every call site holds
+// (facts.ts), `ensures` the return value when it is stable. The result is a
+// guess that the checker then checks.
 import { AstUtils } from 'langium';
 import * as ast from '@calvin/language';
 import { methodSpec } from '@calvin/language';
 import { calleeOf, callerFacts, spinCas, type ProgramIndex } from './facts.js';
 import {
-    atom, callMap, frameText, identitySubst, locOf, locText, locToCaller, renderExpr, scopeOf, type CallMap, type Field, type Loc, type TextSubst,
+    atom, callMap, frameArrayText, frameText, identitySubst, inMethodScope, locOf, locText, pathOf, pathText, pathToCaller, renderExpr, scopeOf,
+    type Field, type Loc, type Path, type TextSubst,
 } from './locations.js';
+import { isStable, stableOf, type Stable } from './stable.js';
 
 export interface Stub {
     requires: string[];
@@ -26,10 +30,36 @@ export interface Stub {
 
 const MAX_DEPTH = 4;
 
+/** Marks a variable whose value cannot be written in the stubbed method's scope (see `value`). */
+const UNKNOWN = '\u0000';
+
+/** A location of the walked code in the stubbed method's scope. */
+function upLoc(l: Loc, ctx: Ctx): Loc | undefined {
+    if (l.k === 'static') return l;
+    const base = ctx.up(l.base);
+    return base ? { k: 'inst', base, field: l.field } : undefined;
+}
+
+/** A local's value: remembered where it is certain (stable when it reads no changing state), forgotten otherwise. */
+function setLocal(ctx: Ctx, decl: ast.LocalVarDecl, value: string | undefined, stable: boolean): void {
+    if (value !== undefined && !ctx.repeated) ctx.subst.locals.set(decl, atom(value));
+    else ctx.subst.locals.delete(decl);
+    if (value !== undefined && !ctx.repeated && stable) ctx.stable.add(decl);
+    else ctx.stable.delete(decl);
+}
+
+/** A parameter assigned by the walked code: its name no longer stands for the value it was called with. */
+function forgetParam(ctx: Ctx, decl: ast.Param): void {
+    ctx.subst.args.set(decl, UNKNOWN);
+    ctx.stable.delete(decl);
+}
+
 interface Ctx {
     subst: TextSubst;
-    /** A location of the code being walked, in the stubbed method's scope (undefined: not expressible there). */
-    up: (l: Loc) => Loc | undefined;
+    /** A path of the code being walked, in the stubbed method's scope (undefined: not expressible there). */
+    up: (p: Path) => Path | undefined;
+    /** The walked code's variables with known values that no step changes. */
+    stable: Stable;
     /** Inside a loop or a branch: its writes may happen any number of times. */
     repeated: boolean;
     depth: number;
@@ -66,14 +96,48 @@ class StubBuilder {
     /** The frame entry and the location's text (undefined: not expressible) of a write in the walked code. */
     private target(l: Loc | undefined, field: Field | undefined, ctx: Ctx): { frame: string; text?: string } | undefined {
         if (!field) return undefined;
-        const top = l ? ctx.up(l) : undefined;
+        const top = l ? upLoc(l, ctx) : undefined;
         if (!top) return { frame: `*.${field.name}` };
         return { frame: frameText(top, this.cls), text: locText(top, this.cls) };
     }
 
+    /**
+     * The frame entry and the element's text of a write to `array[index]` in the
+     * walked code: `a[i]` when the index is known and stable, `a[*]` when it is
+     * not (index undefined: all the elements), `*.f` when the array is held in a
+     * field f that the frame cannot name. Undefined: the array is unknown.
+     */
+    private element(array: ast.Expression | undefined, index: ast.Expression | undefined, ctx: Ctx): { frame: string; text?: string } | undefined {
+        const p = pathOf(array);
+        const top = p && ctx.up(p);
+        const i = index && isStable(index, ctx.stable) ? this.value(index, ctx) : undefined;
+        const text = top && i !== undefined ? `${pathText(top, this.cls)}[${i}]` : undefined;
+        const arr = top && frameArrayText(top, this.cls);
+        if (arr) return i === undefined ? { frame: `${arr}[*]` } : { frame: `${arr}[${i}]`, text };
+        const held = top ?? p; // (a field's arrays: `*.f` lets their elements change too)
+        return held?.k === 'field' || held?.k === 'global' ? { frame: `*.${held.field.name}`, text } : undefined;
+    }
+
+    /** The frame entry and text of a written location: a field or an array element. */
+    private written(target: ast.Expression | undefined, ctx: Ctx): { frame: string; text?: string } | undefined {
+        if (ast.isIndexAccess(target)) return this.element(target.array, target.index, ctx);
+        const l = locOf(target);
+        return this.target(l, l?.field, ctx);
+    }
+
+    /** The new value of a written location (`text`) as a two-state predicate, as far as the syntax tells. */
+    private update(text: string, s: ast.AssignStmt, ctx: Ctx): string {
+        const v = this.value(s.value, ctx);
+        if (s.op === '=' && v !== undefined) return `${text}' == ${v}`;
+        if (s.op === '=' && ast.isNewExpr(s.value)) return `${text}' != null`;
+        if (s.op === '++' || s.op === '--') return `${text}' == ${text} ${s.op === '++' ? '+' : '-'} 1`;
+        if ((s.op === '+=' || s.op === '-=') && v !== undefined) return `${text}' == ${text} ${s.op[0]} ${atom(v)}`;
+        return 'true';
+    }
+
     private value(e: ast.Expression | undefined, ctx: Ctx): string | undefined {
         const t = e ? renderExpr(e, ctx.subst) : undefined;
-        return t === undefined || t.includes('\u0000') ? undefined : t;
+        return t === undefined || t.includes(UNKNOWN) ? undefined : t;
     }
 
     stmts(stmts: ast.Statement[], ctx: Ctx): void {
@@ -95,9 +159,7 @@ class StubBuilder {
         }
         if (ast.isLocalVarDecl(s)) {
             this.expr(s.init, ctx);
-            const v = this.value(s.init, ctx);
-            if (v !== undefined && !ctx.repeated) ctx.subst.locals.set(s, atom(v));
-            else ctx.subst.locals.delete(s);
+            setLocal(ctx, s, this.value(s.init, ctx), s.init !== undefined && isStable(s.init, ctx.stable));
             return;
         }
         if (ast.isAssignStmt(s)) return this.assign(s, ctx);
@@ -112,14 +174,14 @@ class StubBuilder {
         if (ast.isWhileStmt(s) || ast.isForStmt(s)) return this.loop(s, ctx);
         if (ast.isReturnStmt(s)) {
             this.expr(s.value, ctx);
-            if (ctx.top) this.returns.push(s.value && stateFree(s.value) ? this.value(s.value, ctx) : undefined);
+            if (ctx.top) this.returns.push(s.value && isStable(s.value, ctx.stable) ? this.value(s.value, ctx) : undefined);
             if (ctx.repeated && ctx.top) this.mayHaveReturned = true;
             return;
         }
         if (ast.isAnnotation(s)) {
             for (const c of s.clauses) {
                 if (!ast.isSetClause(c)) continue;
-                const t = this.target(locOf(c.target), locOf(c.target)?.field, ctx);
+                const t = this.written(c.target, ctx);
                 const v = this.value(c.value, ctx);
                 if (t) this.emit([t.frame], [t.text && v ? `${t.text}' == ${v}` : 'true'], ctx);
             }
@@ -133,38 +195,13 @@ class StubBuilder {
         // a local: remember its value where it is certain
         if (ast.isNameExpr(target) && ast.isLocalVarDecl(target.ref.ref)) {
             const v = s.op === '=' ? this.value(s.value, ctx) : undefined;
-            if (v !== undefined && !ctx.repeated) ctx.subst.locals.set(target.ref.ref, atom(v));
-            else ctx.subst.locals.delete(target.ref.ref);
+            setLocal(ctx, target.ref.ref, v, s.value !== undefined && isStable(s.value, ctx.stable));
             return;
         }
-        if (ast.isNameExpr(target) && ast.isParam(target.ref.ref)) { ctx.subst.args.delete(target.ref.ref); return; }
-        if (ast.isIndexAccess(target)) {
-            // an element: `a[i]` with its new value when the index is known in the method's scope, `a[*]` otherwise
-            const arr = locOf(target.array);
-            const t = this.target(arr, arr?.field, ctx);
-            if (!t) return;
-            if (!t.text) { this.emit([t.frame], ['true'], ctx); return; } // `*.f`: its arrays' elements too
-            const index = target.index && stateFree(target.index) ? this.value(target.index, ctx) : undefined;
-            if (index === undefined) { this.emit([`${t.text}[*]`], ['true'], ctx); return; }
-            const el = `${t.text}[${index}]`;
-            const v = s.op === '=' ? this.value(s.value, ctx) : undefined;
-            const pred = v !== undefined ? `${el}' == ${v}`
-                : s.op === '++' || s.op === '--' ? `${el}' == ${el} ${s.op === '++' ? '+' : '-'} 1` : 'true';
-            this.emit([el], [pred], ctx);
-            return;
-        }
-        const l = locOf(target);
-        const t = this.target(l, l?.field, ctx);
-        if (!t) return;
-        let pred = 'true';
-        if (t.text) {
-            const v = this.value(s.value, ctx);
-            if (s.op === '=' && v !== undefined) pred = `${t.text}' == ${v}`;
-            else if (s.op === '=' && ast.isNewExpr(s.value)) pred = `${t.text}' != null`;
-            else if (s.op === '++' || s.op === '--') pred = `${t.text}' == ${t.text} ${s.op === '++' ? '+' : '-'} 1`;
-            else if ((s.op === '+=' || s.op === '-=') && v !== undefined) pred = `${t.text}' == ${t.text} ${s.op[0]} ${atom(v)}`;
-        }
-        this.emit([t.frame], [pred], ctx);
+        if (ast.isNameExpr(target) && ast.isParam(target.ref.ref)) { forgetParam(ctx, target.ref.ref); return; }
+        // an element: `a[i]` with its new value when the index is known and stable, `a[*]` otherwise
+        const t = this.written(target, ctx);
+        if (t) this.emit([t.frame], [t.text ? this.update(t.text, s, ctx) : 'true'], ctx);
     }
 
     private loop(s: ast.WhileStmt | ast.ForStmt, ctx: Ctx): void {
@@ -178,16 +215,18 @@ class StubBuilder {
             this.expr(spin.update, inner);
             this.stmt(s.body, inner);
             if (ast.isForStmt(s) && s.update) this.stmt(s.update, inner);
-            const l = locOf(spin.target);
-            const t = this.target(l, l?.field, ctx);
+            const t = this.written(spin.target, ctx);
             const a = this.value(spin.expected, ctx), b = this.value(spin.update, ctx);
             if (t) this.emit([t.frame], [t.text && a !== undefined && b !== undefined ? `${t.text} == ${atom(a)} && ${t.text}' == ${atom(b)}` : 'true'], ctx);
             return;
         }
         const steps = this.steps.length, frame = this.stutterFrame.size;
-        // locals assigned in the loop have no single value after it
+        // variables assigned in the loop have no single value in it or after it
         for (const n of AstUtils.streamAst(s)) {
-            if (ast.isAssignStmt(n) && ast.isNameExpr(n.target) && ast.isLocalVarDecl(n.target.ref.ref)) ctx.subst.locals.delete(n.target.ref.ref);
+            if (!ast.isAssignStmt(n) || !ast.isNameExpr(n.target)) continue;
+            const d = n.target.ref.ref;
+            if (ast.isLocalVarDecl(d)) setLocal(ctx, d, undefined, false);
+            else if (ast.isParam(d)) forgetParam(ctx, d);
         }
         const inner = { ...ctx, repeated: true };
         this.expr(s.condition, inner);
@@ -201,8 +240,7 @@ class StubBuilder {
         if (!e) return;
         for (const n of AstUtils.streamAst(e)) {
             if (ast.isCasExpr(n)) {
-                const l = locOf(n.target);
-                const t = this.target(l, l?.field, ctx);
+                const t = this.written(n.target, ctx);
                 const a = this.value(n.expected, ctx), b = this.value(n.update, ctx);
                 if (t) {
                     this.emit([t.frame], [t.text && a !== undefined && b !== undefined
@@ -218,20 +256,28 @@ class StubBuilder {
         const map = callMap(call, callee);
         const receiverText = ast.isMemberAccess(call) ? this.value(call.receiver, ctx) : ctx.subst.receiver;
         const args = new Map<ast.Param, string>();
-        callee.params.forEach((p, i) => { const v = call.args[i] ? this.value(call.args[i], ctx) : undefined; if (v !== undefined) args.set(p, atom(v)); });
-        const subst: TextSubst = { receiver: receiverText ?? (ast.isMemberAccess(call) ? '\u0000' : undefined), args: args as Map<never, string>, locals: new Map(), target: this.cls };
-        const inner: Ctx = { subst, up: (l: Loc) => { const c = locToCaller(l, map as CallMap); return c ? ctx.up(c) : undefined; }, repeated: ctx.repeated, depth: ctx.depth + 1, top: false };
+        const stable: Stable = new Set();
+        callee.params.forEach((p, i) => {
+            const arg = call.args[i];
+            const v = arg ? this.value(arg, ctx) : undefined;
+            args.set(p, v !== undefined ? atom(v) : UNKNOWN);
+            if (v !== undefined && isStable(arg, ctx.stable)) stable.add(p);
+        });
+        const receiverStable = ast.isMemberAccess(call) ? isStable(call.receiver, ctx.stable) : ctx.stable.has('this');
+        if (receiverStable) stable.add('this');
+        const subst: TextSubst = { receiver: receiverText ?? (ast.isMemberAccess(call) ? UNKNOWN : undefined), args: args as Map<never, string>, locals: new Map(), target: this.cls };
+        const up = (p: Path) => { const c = pathToCaller(p, map); return c ? ctx.up(c) : undefined; };
+        const inner: Ctx = { subst, up, stable, repeated: ctx.repeated, depth: ctx.depth + 1, top: false };
         const spec = methodSpec(callee);
         if (spec.abstraction || spec.requires.length > 0 || spec.ensures.length > 0) {
             for (const item of spec.abstraction?.items ?? []) {
                 if (!ast.isAbsStep(item) && !ast.isAbsStutter(item)) continue;
                 const frame = (item.frame?.entries ?? []).map(e => {
                     if (ast.isAnyObjectField(e)) return `*.${e.field.ref?.name ?? e.field.$refText}`;
-                    // elements: of the array in the caller's terms (every element: the index is the callee's)
-                    const elements = ast.isIndexAccess(e.location);
-                    const l = locOf(ast.isIndexAccess(e.location) ? e.location.array : e.location);
-                    const t = this.target(l, l?.field, inner);
-                    return elements && t?.text ? `${t.text}[*]` : t?.frame;
+                    // elements: the index in the caller's terms when it is stable there (`a[*]` has none)
+                    if (ast.isIndexAccess(e.location)) return this.element(e.location.array, e.location.index, inner)?.frame;
+                    const l = locOf(e.location);
+                    return this.target(l, l?.field, inner)?.frame;
                 }).filter((x): x is string => x !== undefined);
                 const pred = unusable(renderExpr(item.action, subst));
                 if (ast.isAbsStutter(item)) { frame.forEach(f => this.stutterFrame.add(f)); this.stutterPreds.add(pred); } else this.emit(frame, [pred], inner);
@@ -255,15 +301,7 @@ class StubBuilder {
 
 /** A text rendered with an unknown receiver (marked by NUL) is not usable: `true` instead. */
 function unusable(text: string | undefined): string {
-    return text === undefined || text.includes('\u0000') ? 'true' : text;
-}
-
-/** An expression that does not read the shared state (literals, parameters, `tid`, arithmetic). */
-function stateFree(e: ast.Expression): boolean {
-    return AstUtils.streamAst(e).every(n => {
-        if (ast.isNameExpr(n)) return !n.isCall && (ast.isParam(n.ref.ref) || ast.isThreadDecl(n.ref.ref));
-        return ast.isIntLiteral(n) || ast.isBoolLiteral(n) || ast.isNullLiteral(n) || ast.isTidExpr(n) || ast.isThisExpr(n) || ast.isUnaryExpr(n) || ast.isBinaryExpr(n) || ast.isConditionalExpr(n);
-    });
+    return text === undefined || text.includes(UNKNOWN) ? 'true' : text;
 }
 
 /** The parameters of class or array type the body dereferences (`p.f`, `p.m()`, `p[i]`): they must not be null. */
@@ -280,7 +318,8 @@ function dereferenced(method: ast.MethodDecl): ast.Param[] {
 export function abstractionStub(method: ast.MethodDecl, index: ProgramIndex): Stub {
     const b = new StubBuilder(index, method);
     const cls = scopeOf(method);
-    b.stmts((method.body?.stmts ?? []), { subst: identitySubst(cls), up: l => l, repeated: false, depth: 0, top: true });
+    const up = (p: Path) => inMethodScope(p) ? p : undefined; // (its locals are not in the abstraction's scope)
+    b.stmts((method.body?.stmts ?? []), { subst: identitySubst(cls), up, stable: stableOf(method), repeated: false, depth: 0, top: true });
     const plainRequires = methodSpec(method).requires.some(r => ast.isRequiresClause(r));
     const requires = plainRequires ? [] : [
         ...callerFacts(method, index).locs.map(l => `${locText(l, cls)} == tid`),

@@ -5,10 +5,8 @@ import type { LangiumDocument } from 'langium';
 import type { LangiumServices, LangiumSharedServices } from 'langium/lsp';
 import { AbstractExecuteCommandHandler, type CodeLensProvider, type ExecuteCommandAcceptor } from 'langium/lsp';
 import type { CodeLens, CodeLensParams } from 'vscode-languageserver';
-import { lspRange, type TrackedCheck, type VerificationService } from './service.js';
-
-/** The verification service of a server (one per shared services). */
-export const verificationServices = new WeakMap<LangiumSharedServices, VerificationService>();
+import { lspRange, type TrackedCheck } from './service.js';
+import { verificationOf } from '../calvin-lsp-module.js';
 
 export const COMMANDS = {
     /** Run one check now, bypassing the cache: [uri, key, timeLimitMs?]. */
@@ -31,10 +29,8 @@ export function lensTitle(c: TrackedCheck, verifyOn: string): string {
             return `✗ ${n} problem${n === 1 ? '' : 's'}`;
         }
         case 'queued': case 'running': return '⏳ checking';
-        case 'unknown': {
-            const why = r?.diagnostics.find(d => d.code === 'unknown')?.message ?? '';
-            return /time/.test(why) ? '? time-out — raise calvin.timeLimitMs' : '? not decided — click to check again';
-        }
+        case 'unknown':
+            return r?.unknown?.reason === 'timeout' ? '? time-out — raise calvin.timeLimitMs' : '? not decided — click to check again';
         case 'error': return '⚠ not checked — click to try again';
         case 'stale': return verifyOn === 'save' ? '… changed: checked on save' : verifyOn === 'never' ? '… not checked (calvin.verifyOn is never)' : '… changed, not checked yet';
     }
@@ -44,8 +40,7 @@ export class CalvinCodeLensProvider implements CodeLensProvider {
     constructor(private readonly services: LangiumServices) { }
 
     provideCodeLens(document: LangiumDocument, _params: CodeLensParams): CodeLens[] | undefined {
-        const service = verificationServices.get(this.services.shared);
-        if (!service) return undefined;
+        const service = verificationOf(this.services.shared);
         const uri = document.uri.toString();
         const lenses: CodeLens[] = [];
         for (const c of service.checksOf(uri)) {
@@ -69,11 +64,7 @@ export class CalvinCommandHandler extends AbstractExecuteCommandHandler {
     }
 
     registerCommands(accept: ExecuteCommandAcceptor): void {
-        const service = () => {
-            const s = verificationServices.get(this.shared);
-            if (!s) throw new Error('verification is not running');
-            return s;
-        };
+        const service = () => verificationOf(this.shared);
         accept(COMMANDS.runCheck, async ([uri, key, timeLimitMs]) => service().verifyCheck(String(uri), String(key), typeof timeLimitMs === 'number' ? timeLimitMs : undefined));
         accept(COMMANDS.runFile, async ([uri]) => service().verifyFile(String(uri)));
         accept(COMMANDS.cancel, async ([uri]) => ({ cancelled: service().cancelChecks(typeof uri === 'string' ? uri : undefined) }));

@@ -10,9 +10,11 @@ export interface VerificationSettings {
     maxWorkers: number;
     /** Keep results on disk in `.calvin-cache/` of the workspace. */
     diskCache: boolean;
+    /** Z3's resource limit per query (0: none, time only). */
+    resourceLimit: number;
 }
 
-export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true };
+export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0 };
 
 /** Bounds of the time limit per check (ms). */
 export const MIN_TIME_LIMIT_MS = 100;
@@ -51,6 +53,10 @@ export function validateSettings(raw: unknown, current: VerificationSettings, wa
             out.maxWorkers = Math.min(Math.floor(v), limit);
             if (out.maxWorkers !== v) warn(`calvin.maxWorkers: ${v} is out of range (0 for automatic, or 1..${limit}, the cores of this machine); using ${out.maxWorkers}`);
         }
+    }
+    if (o.resourceLimit !== undefined) {
+        const v = o.resourceLimit;
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) { out.resourceLimit = DEFAULT_SETTINGS.resourceLimit; bad('resourceLimit', v, out.resourceLimit); } else out.resourceLimit = Math.min(Math.floor(v), Number.MAX_SAFE_INTEGER);
     }
     if (o.diskCache !== undefined) {
         if (typeof o.diskCache === 'boolean') out.diskCache = o.diskCache;

@@ -9,7 +9,7 @@
 // answer → close), and the native/wasm ratios, all measured in this one run.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { createBackend, nativeZ3Available, type SolverBackend } from '../../../packages/verifier/src/solver/index.js';
+import { createBackend, nativeZ3Available, type SolverBackend } from '../../../packages/verifier/src/solver-host/index.js';
 import { firstLine, makeVc, WORKER_SCRIPT, type Vc } from '../../solver/vcs.js';
 
 const N = Number(process.argv[2] ?? 300);

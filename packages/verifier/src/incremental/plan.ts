@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FieldModel, MethodModel, ProgramModel, Range } from '../model/program.js';
-import { lowerUnit, programContext, unitSpec, unitsOf, type ProgramContext, type Unit } from '../program-context.js';
+import { lowerUnit, programContext, unitSpec, unitsOf, type ProgramContext, type Unit } from '../driver/program.js';
 import { LoweringError } from '../lower/lower.js';
 import type { Cmd } from '../il/il.js';
 
@@ -43,6 +43,7 @@ export interface CheckPlan {
 
 export interface PlanOptions {
     timeLimitMs: number;
+    resourceLimit?: number;
     solver?: string;
 }
 

@@ -1,5 +1,5 @@
 import type { Range } from '../model/program.js';
-import type { UnitResult } from '../verify.js';
+import type { UnitResult } from '../driver/verify.js';
 import type { CheckPlan } from './plan.js';
 
 /**

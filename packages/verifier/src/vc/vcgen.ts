@@ -4,8 +4,8 @@ import type { Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
 import type { Check, EnvStep, SCmd, SeqProgram } from '../sim/seq.js';
 import { EPOST, EPRE } from '../spec/environment.js';
-import { envState } from './envstep.js';
-import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } from './formulas.js';
+import { envState } from '../encode/env-step.js';
+import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } from '../encode/formulas.js';
 
 /**
  * Verification conditions (pipeline stage 6). The simulation-checking program

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ProgramModel, Range } from '../model/program.js';
-import type { UnitResult } from '../verify.js';
+import type { UnitResult } from '../driver/verify.js';
 import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
 
 export interface CheckJob {

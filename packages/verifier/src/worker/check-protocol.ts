@@ -1,13 +1,15 @@
 // Messages between the host (check-pool.ts) and a check worker (check-worker.ts).
 // Type-only module: the worker bundle must not pull in host code.
 import type { ProgramModel } from '../model/program.js';
-import type { UnitResult } from '../verify.js';
+import type { UnitResult } from '../driver/verify.js';
 
 export interface CheckOptions {
     /** Limit per solver query (ms). */
     timeLimitMs: number;
     /** Time the whole check may take (ms). */
     checkBudgetMs: number;
+    /** Z3's resource limit per query (none: time only). */
+    resourceLimit?: number;
 }
 
 export type HostToCheckWorker =

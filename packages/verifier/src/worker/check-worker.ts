@@ -8,11 +8,11 @@
 // z3-solver (never inlined whole).
 import { parentPort } from 'node:worker_threads';
 import type { ProgramModel } from '../model/program.js';
-import { programContext, type ProgramContext } from '../program-context.js';
-import { verifyCheck } from '../verify.js';
-import { sessionPrelude } from '../solver/pool.js';
-import type { SolverBackend, SolverSession } from '../solver/types.js';
-import { isWasmCrash, messageOf, startZ3, WARM_UP, WasmRuntimeError, type DirectZ3 } from '../solver/z3-direct.js';
+import { programContext, type ProgramContext } from '../driver/program.js';
+import { verifyCheck } from '../driver/verify.js';
+import { sessionPrelude } from '../solver-host/pool.js';
+import type { SolverBackend, SolverSession } from '../solver-host/types.js';
+import { isWasmCrash, messageOf, startZ3, WARM_UP, WasmRuntimeError, type DirectZ3 } from '../solver-host/z3-direct.js';
 import type { CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
 
 const port = parentPort;
@@ -33,12 +33,12 @@ function backend(z3: DirectZ3, state: { cancelled: boolean }): SolverBackend {
     return {
         name: 'z3-wasm',
         dispose: async () => undefined,
-        openSession: async ({ timeLimitMs }) => {
+        openSession: async ({ timeLimitMs, resourceLimit }) => {
             let first = true;
             const session: SolverSession = {
                 eval: async (text: string) => {
                     if (state.cancelled) throw new Cancelled('cancelled');
-                    const full = first ? sessionPrelude(timeLimitMs) + text : text;
+                    const full = first ? sessionPrelude(timeLimitMs, resourceLimit) + text : text;
                     first = false;
                     const out = await z3.eval(full);
                     if (state.cancelled) throw new Cancelled('cancelled');
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
         const state = { cancelled: false };
         current = { id: m.id, state };
         try {
-            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs });
+            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit });
             if (state.cancelled) send({ type: 'cancelled', id: m.id });
             else if (!result) send({ type: 'failure', id: m.id, kind: 'error', message: `no check ${m.key}` });
             else send({ type: 'result', id: m.id, result });

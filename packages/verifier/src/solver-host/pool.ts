@@ -1,6 +1,6 @@
 // The part shared by both backends: a fixed set of solver instances ("engines"),
 // a FIFO queue of sessions waiting for one, and the session object itself.
-import { SolverFailure, type DebuggableSession, type SolverBackend } from './types.js';
+import { SolverFailure, type DebuggableSession, type SessionOptions, type SolverBackend } from './types.js';
 
 /** Time an eval may run past its session's limit before it is interrupted / killed. */
 export const HARD_LIMIT_GRACE_MS = 1000;
@@ -30,8 +30,9 @@ export function timerDelay(ms: number): number {
 }
 
 /** Sent before a session's first commands: a fresh state with Z3's own (soft) timeout. */
-export function sessionPrelude(timeLimitMs: number): string {
-    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.min(0x7fffffff, Math.max(1, Math.round(timeLimitMs)))})\n`;
+export function sessionPrelude(timeLimitMs: number, resourceLimit?: number): string {
+    const rlimit = resourceLimit !== undefined && resourceLimit > 0 ? `(set-option :rlimit ${Math.min(Number.MAX_SAFE_INTEGER, Math.round(resourceLimit))})\n` : '';
+    return `(reset)\n(set-option :produce-models true)\n(set-option :timeout ${Math.min(0x7fffffff, Math.max(1, Math.round(timeLimitMs)))})\n${rlimit}`;
 }
 
 interface Waiter {
@@ -52,7 +53,7 @@ export class EnginePool implements SolverBackend {
         }
     }
 
-    async openSession(options: { timeLimitMs: number }): Promise<DebuggableSession> {
+    async openSession(options: SessionOptions): Promise<DebuggableSession> {
         const limit = options?.timeLimitMs;
         if (typeof limit !== 'number' || !Number.isFinite(limit) || limit <= 0) {
             throw new SolverFailure('error', `timeLimitMs must be a positive number (got ${String(limit)})`);
@@ -65,7 +66,7 @@ export class EnginePool implements SolverBackend {
             throw e instanceof SolverFailure ? e : new SolverFailure('error', String(e));
         }
         if (this.disposed) throw new SolverFailure('error', `the ${this.name} backend was disposed`);
-        return new PooledSession(this, engine, limit);
+        return new PooledSession(this, engine, limit, options.resourceLimit);
     }
 
     async dispose(): Promise<void> {
@@ -98,12 +99,12 @@ class PooledSession implements DebuggableSession {
     private closed = false;
     private deadBecause: SolverFailure | undefined;
 
-    constructor(private readonly pool: EnginePool, private readonly engine: Engine, private readonly timeLimitMs: number) { }
+    constructor(private readonly pool: EnginePool, private readonly engine: Engine, private readonly timeLimitMs: number, private readonly resourceLimit?: number) { }
 
     eval(commands: string): Promise<string> {
         if (typeof commands !== 'string') return Promise.reject(new SolverFailure('error', 'eval expects SMT-LIB text'));
         return this.enqueue(() => {
-            const text = this.first ? sessionPrelude(this.timeLimitMs) + commands : commands;
+            const text = this.first ? sessionPrelude(this.timeLimitMs, this.resourceLimit) + commands : commands;
             this.first = false;
             return this.engine.eval(text, this.timeLimitMs);
         });

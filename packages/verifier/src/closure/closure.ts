@@ -3,14 +3,13 @@ import { ALLOC, heapFacts, HOLDER, OWNER, typeKey, type Vocabulary } from '../he
 import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
-import type { SolverSession } from '../solver/index.js';
+import type { QueryLog, SolverSession, Trace } from '../solver-host/types.js';
 import {
     clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type SpecContext, type StateCondition,
 } from '../spec/environment.js';
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate, visit } from '../spec/translate.js';
-import { envState } from '../vc/envstep.js';
-import { Formulas, PRELUDE, type Ground, type State } from '../vc/formulas.js';
-import type { QueryLog } from './run.js';
+import { envState } from '../encode/env-step.js';
+import { Formulas, PRELUDE, type Ground, type State } from '../encode/formulas.js';
 
 export interface Closure {
     /** The reflexive-transitive relation used for E* (built-in rules and surviving candidates). */
@@ -38,7 +37,7 @@ export interface Closure {
  * One incremental query per Houdini round, over three states s1 -S-> s2 -E-> s3
  * (and s1 -E-> t2), every candidate checked at an arbitrary object.
  */
-export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: QueryLog, options: { syntactic?: boolean } = {}): Promise<Closure> {
+export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, session: SolverSession, log?: QueryLog, options: { syntactic?: boolean; trace?: Trace } = {}): Promise<Closure> {
     const { vocab, guards } = spec;
     const what = (f: FieldModel) => (spec.elementGuards.has(f.id) ? 'both' as const : 'field' as const);
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
@@ -140,7 +139,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         log?.(text);
         const t0 = Date.now();
         const out = await session.eval(text);
-        if (process.env.CALVIN_DEBUG) console.error(`[closure solver] ${Date.now() - t0} ms for ${text.length} chars`);
+        options.trace?.(`[closure solver] ${Date.now() - t0} ms for ${text.length} chars`);
         return out;
     };
     await send(script);
@@ -173,7 +172,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
             if (answers[i] !== 'sat') return;
             live.delete(k);
             dropped++;
-            if (process.env.CALVIN_DEBUG) console.error(`[closure] drop ${candidates[k].text}`);
+            options.trace?.(`[closure] drop ${candidates[k].text}`);
         });
         if (dropped === 0) break;
     }

@@ -11,6 +11,22 @@
  */
 export type SolverFailureKind = 'timeout' | 'crash' | 'error';
 
+/** Receives every SMT-LIB text sent to the solver (for --dump-smt). */
+export type QueryLog = (text: string) => void;
+
+/** Receives debugging lines (timings, Houdini's progress). */
+export type Trace = (line: string) => void;
+
+/**
+ * A session's limits: wall-clock time per query, and optionally Z3's resource
+ * limit (`rlimit`, deterministic: the same query gives up at the same point on
+ * any machine; Z3 answers `unknown`, "max. resource limit exceeded").
+ */
+export interface SessionOptions {
+    timeLimitMs: number;
+    resourceLimit?: number;
+}
+
 export class SolverFailure extends Error {
     constructor(readonly kind: SolverFailureKind, message: string) {
         super(message);
@@ -28,7 +44,7 @@ export interface SolverSession {
 export interface SolverBackend {
     readonly name: string; // 'z3-wasm' | 'z3-native'
     /** A fresh solver state (no earlier declarations/assertions). Waits in a FIFO queue for a free solver. */
-    openSession(options: { timeLimitMs: number }): Promise<SolverSession>;
+    openSession(options: SessionOptions): Promise<SolverSession>;
     /** Stop all workers/processes. */
     dispose(): Promise<void>;
 }

@@ -1,10 +1,10 @@
 import type { FieldModel, MethodModel, Range, ThreadModel } from '../model/program.js';
 import { frameField } from '../model/program.js';
 import { methodReach, threadReach } from '../analysis/reach.js';
-import { unitSpec, type ProgramContext } from '../program-context.js';
+import { unitSpec, type ProgramContext } from '../driver/program.js';
 import { calvinText } from '../smt/calvin-text.js';
-import { clausesText } from './environment.js';
-import { visit } from './translate.js';
+import { clausesText } from '../spec/environment.js';
+import { visit } from '../spec/translate.js';
 
 /**
  * What a thread or procedure assumes and guarantees (language.md §6), in words

@@ -1,5 +1,5 @@
-import type { SolverSession } from '../solver/index.js';
-import { SolverFailure } from '../solver/index.js';
+import type { QueryLog, SolverSession, Trace } from '../solver-host/types.js';
+import { SolverFailure } from '../solver-host/types.js';
 import { toSmt } from '../smt/term.js';
 import type { Check } from '../sim/seq.js';
 import type { VC } from '../vc/vcgen.js';
@@ -23,10 +23,10 @@ export interface RunResult {
     queries: number;
     /** Why the solver could not decide (unknown). */
     reason?: string;
+    /** How long the query that could not be decided took (ms). */
+    unknownAfterMs?: number;
 }
 
-/** Hook to keep every query (for --dump-smt). */
-export type QueryLog = (text: string) => void;
 
 /**
  * Runs a VC (pipeline stage 7, solver side) in one incremental solver
@@ -37,12 +37,12 @@ export type QueryLog = (text: string) => void;
  * the failing checks are assumed and the query repeated, so one VC reports
  * every failing check (Boogie-style).
  */
-export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity): Promise<RunResult> {
+export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace): Promise<RunResult> {
     const send = async (text: string) => {
         log?.(text);
         const t0 = Date.now();
         const out = await session.eval(text);
-        if (process.env.CALVIN_DEBUG) console.error(`[solver] ${Date.now() - t0} ms for ${text.length} chars: ${text.slice(0, 40).replace(/\n/g, ' ')}`);
+        trace?.(`[solver] ${Date.now() - t0} ms for ${text.length} chars: ${text.slice(0, 40).replace(/\n/g, ' ')}`);
         const err = /\(error "([^"]*)"\)/.exec(out);
         if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;
@@ -59,13 +59,17 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
         const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'checks' && !disabled.has(c.id);
         return on ? en : `(not ${en})`;
     }).join(' ');
+    let lastMs = 0;
     const ask = async (phase: 'houdini' | 'checks'): Promise<string> => {
         if (Date.now() > deadline) return 'unknown (out of time)';
         queries++;
-        return lastLine(await send(`(check-sat-assuming (${literals(phase)}))\n`));
+        const t0 = Date.now();
+        const answer = lastLine(await send(`(check-sat-assuming (${literals(phase)}))\n`));
+        lastMs = Date.now() - t0;
+        return answer;
     };
     const unknown = async (answer: string): Promise<RunResult> => ({
-        status: 'unknown', failures, inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer),
+        status: 'unknown', failures, inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer), unknownAfterMs: lastMs,
     });
 
     // Houdini
@@ -74,7 +78,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
             const answer = await ask('houdini');
             if (answer === 'unsat') break;
             if (answer !== 'sat') {
-                if (process.env.CALVIN_DEBUG) console.error(`[houdini] gave up: ${answer}`);
+                trace?.(`[houdini] gave up: ${answer}`);
                 // Houdini could not finish: no inferred invariant is trusted.
                 live.clear();
                 break;
@@ -82,7 +86,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
             const failing = await failingChecks(vc, send, c => c.kind === 'candidate' && live.has(c.id));
             if (failing.length === 0) return { ...(await unknown('the counterexample names no failing check')), reason: 'internal: a model without a failing check' };
             for (const id of failing) live.delete(id);
-            if (process.env.CALVIN_DEBUG) console.error(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.checks[id].info.message).join(" | ")}`);
+            trace?.(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.checks[id].info.message).join(' | ')}`);
         }
     }
     // The program's checks

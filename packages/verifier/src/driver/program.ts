@@ -1,18 +1,18 @@
-import type { MethodModel, ProgramModel, Range, ThreadModel } from './model/program.js';
-import { sortOfType, Vocabulary } from './heap/vocabulary.js';
-import * as T from './smt/term.js';
-import type { Term } from './smt/term.js';
-import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from './analysis/reach.js';
-import { arrayOwnership } from './analysis/arrays.js';
+import type { MethodModel, ProgramModel, Range, ThreadModel } from '../model/program.js';
+import { sortOfType, Vocabulary } from '../heap/vocabulary.js';
+import * as T from '../smt/term.js';
+import type { Term } from '../smt/term.js';
+import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from '../analysis/reach.js';
+import { arrayOwnership } from '../analysis/arrays.js';
 import {
     allEnvironmentClauses, allInvariants, environmentOf, inferElementGuards, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
-} from './spec/environment.js';
-import { Lowerer } from './lower/lower.js';
-import { visit } from './spec/translate.js';
-import { Simulator, type AbstractionTarget, type SimSpec } from './sim/simulate.js';
-import type { SeqProgram } from './sim/seq.js';
-import type { Cmd, LocalDecl } from './il/il.js';
-import type { Closure } from './solve/closure.js';
+} from '../spec/environment.js';
+import { Lowerer } from '../lower/lower.js';
+import { visit } from '../spec/translate.js';
+import { Simulator, type AbstractionTarget, type SimSpec } from '../sim/simulate.js';
+import type { SeqProgram } from '../sim/seq.js';
+import type { Cmd, LocalDecl } from '../il/il.js';
+import type { Closure } from '../closure/closure.js';
 
 // A program's checks (checking.md, Theorem 1) and what each needs before the
 // solver: E(p), I(p), the thread ids, the lowered body.
@@ -103,7 +103,7 @@ export function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], to
     return { fields, classes, topLevel: top };
 }
 
-function fieldsOfExpr(e: import('./model/program.js').Expr): string[] {
+function fieldsOfExpr(e: import('../model/program.js').Expr): string[] {
     const out: string[] = [];
     visit(e, x => { if (x.kind === 'global' || x.kind === 'field') out.push(x.field); });
     return out;
@@ -138,7 +138,7 @@ export function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: 
 
 /** Whether E or I depends on which thread is checked: a clause or guard names a thread, or a guard is inferred from the threads that write. */
 export function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invariant[]): boolean {
-    const names = (e: import('./model/program.js').Expr) => {
+    const names = (e: import('../model/program.js').Expr) => {
         let found = false;
         visit(e, x => { if (x.kind === 'threadId') found = true; });
         return found;

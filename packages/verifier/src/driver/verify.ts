@@ -1,0 +1,230 @@
+import type { MethodModel, ProgramModel, Range } from '../model/program.js';
+import type { Vocabulary } from '../heap/vocabulary.js';
+import * as T from '../smt/term.js';
+import type { Term } from '../smt/term.js';
+import { TID, type Conjunct, type Invariant, type SpecContext } from '../spec/environment.js';
+import { LoweringError } from '../lower/lower.js';
+import { lowerUnit, namesThreads, programContext, simulationProgram, unitSpec, unitsOf, type ProgramContext, type Unit } from './program.js';
+import type { SimSpec } from '../sim/simulate.js';
+import { vcgen } from '../vc/vcgen.js';
+import { runVC } from '../query/run.js';
+import { closure, syntacticallyTransitive, type Closure } from '../closure/closure.js';
+import type { QueryLog, SolverBackend, SolverSession, Trace } from '../solver-host/types.js';
+import { SolverFailure } from '../solver-host/types.js';
+import type { SeqProgram } from '../sim/seq.js';
+import { printProgram } from '../sim/print.js';
+import type { UnitResult, VDiagnostic } from '../report/result.js';
+import { accessesOf, dedupe, findings, loopInvariantsOf, uncheckedDiagnostics as uncheckedOf, unknownDiagnostic } from '../report/findings.js';
+
+export type { UnitResult, VDiagnostic, VCode, UnknownReason } from '../report/result.js';
+export { diagnosticText } from '../report/result.js';
+
+/**
+ * The driver: a program's checks (checking.md, Theorem 1), and the one
+ * pipeline every check runs through — lowering, E(p) and I(p), E*, the
+ * simulation-checking program, the verification condition, the solver, the
+ * findings — for the CLI (`verifyProgram`) and the server's check workers
+ * (`verifyCheck`) alike.
+ */
+
+export interface VerifyOptions {
+    solver: SolverBackend;
+    /** Limit per solver query (ms). */
+    timeLimitMs?: number;
+    /** Z3's resource limit per query (deterministic; none: time only). */
+    resourceLimit?: number;
+    /** Every query of a check, as SMT-LIB2 (for --dump-smt): a log per check name. */
+    dumpQueries?: (check: string) => QueryLog;
+    /** Debugging lines (timings, Houdini's progress). */
+    trace?: Trace;
+    /** Checks run in parallel (give the backend as many workers). Default 1. */
+    concurrency?: number;
+    /** Time a whole check may take (ms); default four query limits. */
+    checkBudgetMs?: number;
+    /** Where internal errors' details go (stack traces are never part of a diagnostic). */
+    log?: (message: string) => void;
+    /** Tests of the error paths only: an internal error in the programs with a file whose path contains this. */
+    testFault?: string;
+}
+
+export interface VerifyResult {
+    units: UnitResult[];
+    diagnostics: VDiagnostic[];
+}
+
+/** The first line of an error's message. */
+export function oneLine(e: unknown): string {
+    return (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 300);
+}
+
+/** Verify one program (checking.md, Theorem 1): every unit, in order. */
+export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
+    let ctx: ProgramContext;
+    try {
+        const fault = options.testFault;
+        if (fault && program.files.some(f => f.includes(fault))) throw new Error(`injected fault (${fault})`);
+        ctx = programContext(program);
+    } catch (e) {
+        // the program-wide analyses failed: nothing of this program is checked, and it says so
+        options.log?.(`internal error in the program of ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+        const range: Range = program.threads[0]?.nameRange ?? { file: program.files[0] ?? '', startLine: 0, startChar: 0, endLine: 0, endChar: 0 };
+        return { units: [], diagnostics: [{ range, severity: 'error', code: 'unknown', related: [], message: `this program was not checked: internal error (${oneLine(e)}); please report it` }] };
+    }
+    const units = unitsOf(ctx);
+    const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
+    const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
+    for (const r of results) diagnostics.push(...r.diagnostics);
+    return { units: results, diagnostics: dedupe(diagnostics) };
+}
+
+/** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
+async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
+    const out = new Array<B>(items.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < items.length) {
+            const i = next++;
+            out[i] = await f(items[i]);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+    return out;
+}
+
+/** The specifications of every thread and procedure check of a program (no solver involved): for hover and tests. */
+export function specifications(program: ProgramModel): Array<{ name: string; kind: 'thread' | 'abstraction'; env: Conjunct[]; inv: Invariant[]; tidConstraint: Term; vocab: Vocabulary; guards: SpecContext['guards']; spec: SpecContext }> {
+    const ctx = programContext(program);
+    return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards, spec: ctx.spec }));
+}
+
+/** Verify one check of a program (by its key, `CheckPlan.key`): what a check worker runs. */
+export async function verifyCheck(ctx: ProgramContext, key: string, options: VerifyOptions): Promise<UnitResult | undefined> {
+    const u = unitsOf(ctx).find(x => x.key === key);
+    return u ? verifyUnit(u, ctx, options) : undefined;
+}
+
+/** The infos about procedures no check covers (`unchecked`). */
+export function uncheckedDiagnostics(ctx: ProgramContext): VDiagnostic[] {
+    return uncheckedOf(ctx.vocab.allMethods() as MethodModel[], ctx.callers);
+}
+
+/** One check through the pipeline (stages 1-8). */
+async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions): Promise<UnitResult> {
+    const start = Date.now();
+    const { vocab, spec } = ctx;
+    const base: UnitResult = {
+        key: u.key, name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, solverMs: 0, queries: 0, diagnostics: [],
+        environment: [], invariant: [], inferredLoopInvariants: [], loopInvariants: [], accesses: [], envStar: '',
+    };
+    const timeLimitMs = options.timeLimitMs ?? 10_000;
+    const log = options.dumpQueries?.(u.name);
+    const notDecided = (reason: UnitResult['unknown'] & object, why: string) => {
+        base.status = 'unknown';
+        base.unknown = reason;
+        base.diagnostics.push(unknownDiagnostic(u, why));
+    };
+    let session: SolverSession | undefined;
+    try {
+        let seq: SeqProgram;
+        const lowered = lowerUnit(ctx, u);                                     // stage 1: atomic operations
+        if (u.kind === 'init') {
+            seq = simulationProgram(lowered, { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
+            base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
+        } else {
+            const { env, inv, tidConstraint } = unitSpec(ctx, u);             // stage 3: E(p), I(p)
+            base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
+            base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
+            const star = await closureOf(ctx, env, inv, tidConstraint, options, timeLimitMs, base, log);
+            base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
+                : star.exact ? 'E is reflexive and transitive: E* = E'
+                    : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
+            const simSpec: SimSpec = { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
+            seq = simulationProgram(lowered, simSpec, inv);                    // stage 4: simulation-checking program
+        }
+        log?.(printProgram(seq).replace(/^/gm, '; '));
+        const t0 = Date.now();
+        const vc = vcgen(vocab, seq);                                          // stages 5-6: VC
+        options.trace?.(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
+        // the solver is taken only now: while another check uses it, this one prepares its VC
+        session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
+        const result = await runVC(vc, session, log, start + (options.checkBudgetMs ?? 4 * timeLimitMs), options.trace); // stage 7
+        base.queries += result.queries;
+        base.inferredLoopInvariants = [...result.inferred.values()].flat();
+        base.diagnostics = findings(result.failures, ctx.program);           // stage 8
+        base.loopInvariants = loopInvariantsOf(vc.checks, result.live);
+        base.accesses = accessesOf(lowered.body, base.diagnostics);
+        // Z3 says "canceled" both when its time-out fires and when its resource limit is reached
+        const outOfTime = /time/i.test(result.reason ?? '') || (/cancel/i.test(result.reason ?? '') && (options.resourceLimit === undefined || (result.unknownAfterMs ?? 0) >= 0.9 * timeLimitMs));
+        const gaveUp = /cancel/i.test(result.reason ?? '') ? `its resource limit of ${options.resourceLimit} was reached` : result.reason ?? 'unknown';
+        if (result.status === 'unknown' && result.failures.length > 0) {
+            // The procedure already fails; the checks after its failures are undecided. It is shown
+            // as failed (never verified) and re-checked once the reported failures are fixed.
+            base.status = 'failed';
+            base.undecided = result.reason ?? 'unknown';
+        } else if (result.status === 'unknown') {
+            notDecided({ reason: outOfTime ? 'timeout' : 'solver-unknown', detail: outOfTime ? result.reason ?? 'time-out' : gaveUp }, outOfTime
+                ? `it ran out of time (limit ${timeLimitMs} ms per query; raise it with --time-limit or calvin.timeLimitMs)`
+                : `the solver could not decide it (${gaveUp})`);
+        } else {
+            base.status = result.failures.length > 0 ? 'failed' : 'verified';
+        }
+    } catch (e) {
+        if (e instanceof SolverFailure) {
+            notDecided({ reason: e.kind === 'timeout' ? 'timeout' : e.kind === 'crash' ? 'solver-crash' : 'solver-error', detail: e.message }, e.kind === 'timeout'
+                ? `it ran out of time (limit ${timeLimitMs} ms; raise it with --time-limit or calvin.timeLimitMs)`
+                : e.kind === 'crash' ? `the solver crashed (${e.message}); it was restarted` : `the solver reported an error: ${e.message}`);
+        } else if (e instanceof LoweringError) {
+            base.status = 'error';
+            base.unknown = { reason: 'unsupported', detail: e.message };
+            base.diagnostics.push({ range: e.range ?? u.range, severity: 'error', code: 'unknown', related: [], message: `${u.name} was not checked: ${e.message}` });
+        } else {
+            // Nothing was checked: an error (never "verified"), with the cause in one line (the stack goes to the log).
+            base.status = 'error';
+            base.unknown = { reason: 'internal', detail: oneLine(e) };
+            options.log?.(`internal error in ${u.name}: ${(e as Error)?.stack ?? e}`);
+            base.diagnostics.push({ range: u.range, severity: 'error', code: 'unknown', related: [], message: `${u.name} was not checked: internal error (${oneLine(e)}); please report it` });
+        }
+    } finally {
+        session?.close();
+    }
+    base.timeMs = Date.now() - start;
+    return base;
+}
+
+/** A session that adds the time of its evals to the unit's solver time. */
+function timed(session: SolverSession, unit: UnitResult): SolverSession {
+    return {
+        eval: async (text: string) => {
+            const t0 = Date.now();
+            try {
+                return await session.eval(text);
+            } finally {
+                unit.solverMs += Date.now() - t0;
+            }
+        },
+        close: () => session.close(),
+    };
+}
+
+/** Units with the same E, I and thread ids share the E* decision (the unit that computes it counts its queries). */
+function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, options: VerifyOptions, timeLimitMs: number, unit: UnitResult, log?: QueryLog): Promise<Closure> {
+    // When no clause names a thread, E* is the same for every thread: one closure for all of them.
+    if (!namesThreads(ctx, env, inv)) tidConstraint = T.cmp('>', TID, T.int(0));
+    const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).sort().join('|')}|${inv.map(c => c.text).sort().join('|')}`;
+    let pending = ctx.closures.get(key);
+    if (!pending) {
+        pending = (async () => {
+            if (syntacticallyTransitive(env)) return closure(ctx.spec, env, inv, tidConstraint, undefined as never, log, { trace: options.trace });
+            const session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), unit);
+            try {
+                const c = await closure(ctx.spec, env, inv, tidConstraint, session, log, { trace: options.trace });
+                unit.queries += c.queries;
+                return c;
+            } finally {
+                session.close();
+            }
+        })();
+        ctx.closures.set(key, pending);
+    }
+    return pending;
+}

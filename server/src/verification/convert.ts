@@ -1,0 +1,70 @@
+// LSP conversion of the verifier's results: ranges, diagnostics (with their
+// counterexamples as data), and diagnostics moved with an edit.
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
+import { diagnosticText, type CheckPlan, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { moveRange, type TextEdit } from './positions.js';
+
+/** A verification diagnostic as shown in a document. */
+export interface Shown {
+    uri: string;
+    diagnostic: Diagnostic;
+}
+
+type ModelRange = { startLine: number; startChar: number; endLine: number; endChar: number };
+type LspRange = { start: { line: number; character: number }; end: { line: number; character: number } };
+
+const SEVERITY = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, info: DiagnosticSeverity.Information } as const;
+
+export function lspRange(r: ModelRange): LspRange {
+    return { start: { line: r.startLine, character: r.startChar }, end: { line: r.endLine, character: r.endChar } };
+}
+
+export function fromLsp(file: string, r: LspRange): ModelRange & { file: string } {
+    return { file, startLine: r.start.line, startChar: r.start.character, endLine: r.end.line, endChar: r.end.character };
+}
+
+export function within(r: ModelRange, p: { line: number; character: number }): boolean {
+    const after = p.line > r.startLine || (p.line === r.startLine && p.character >= r.startChar);
+    const before = p.line < r.endLine || (p.line === r.endLine && p.character <= r.endChar);
+    return after && before;
+}
+
+export function lspContains(r: LspRange, p: { line: number; character: number }): boolean {
+    return within(fromLsp('', r), p);
+}
+
+/** Whether an edit position is inside the thread or method a check is about. */
+export function planContains(plan: CheckPlan, p: { line: number; character: number }): boolean {
+    return plan.extent !== undefined && within(plan.extent, p);
+}
+
+/** A verifier diagnostic for LSP: the text a user reads, and the counterexample as data (hover, code actions). */
+export function toLsp(d: VDiagnostic): Diagnostic {
+    return {
+        range: lspRange(d.range), severity: SEVERITY[d.severity], source: 'calvin', code: d.code, message: diagnosticText(d),
+        ...(d.counterexample ? { data: { counterexample: d.counterexample } } : {}),
+        relatedInformation: d.related.length > 0 ? d.related.map(r => ({ location: { uri: r.range.file, range: lspRange(r.range) }, message: r.message })) : undefined,
+    };
+}
+
+/** A check's diagnostics as shown; `data.check` names the check (code actions re-run it). */
+export function shownOf(result: UnitResult): Shown[] {
+    return result.diagnostics.map(d => {
+        const lsp = toLsp(d);
+        return { uri: d.range.file, diagnostic: { ...lsp, data: { ...(lsp.data as object | undefined), check: result.key } } };
+    });
+}
+
+/** A diagnostic (shown in `at`) after an edit of the document `edited`: its range and its related locations there move. */
+export function moveDiagnostic(d: Diagnostic, at: string, edited: string, e: TextEdit): Diagnostic {
+    const related = d.relatedInformation?.map(r => r.location.uri === edited ? { ...r, location: { ...r.location, range: moveRange(r.location.range, e) } } : r);
+    return { ...d, range: at === edited ? moveRange(d.range, e) : d.range, relatedInformation: related };
+}
+
+/** The counterexample of a verification diagnostic (from its data), one value per line. */
+export function counterexampleText(d: Diagnostic): string {
+    const c = (d.data as { counterexample?: VDiagnostic['counterexample'] } | undefined)?.counterexample;
+    const head = String(d.message).replace(/\s*\[[^\]]*\][^\]]*$/, '');
+    if (!c || c.values.length + c.notes.length === 0) return `${head}\n(no counterexample values)`;
+    return [head, ...c.values.map(v => `  ${v.name} = ${v.value}`), ...c.notes.map(n => `  ${n}`)].join('\n');
+}

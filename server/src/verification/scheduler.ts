@@ -1,0 +1,87 @@
+// The scheduler: when checks are planned (a quiet period after the last
+// edit), and where they run (the check pool's workers, by priority), with
+// cancellation. No LSP and no program state: the service tells it what to
+// plan and what to run.
+import type { CheckJob, JobOutcome } from '@calvin/verifier';
+
+/** What the scheduler needs of a check pool (packages/verifier/src/worker/check-pool.ts). */
+export interface JobPool {
+    submit(job: CheckJob): { id: number; done: Promise<JobOutcome> };
+    cancel(id: number): void;
+    reprioritize(id: number, priority: number): void;
+    resize(workers: number): void;
+    dispose(): Promise<void> | void;
+    readonly active: readonly unknown[];
+}
+
+export interface SchedulerOptions {
+    /** Quiet period after the last request before planning (ms). */
+    debounceMs: number;
+    /** Plans a batch of documents (one at a time: a plan waits for the previous one). */
+    plan(uris: string[]): Promise<void>;
+    /** Makes the pool when the first check runs. */
+    makePool(): JobPool;
+    onError(e: unknown): void;
+}
+
+export class CheckScheduler {
+    /** Documents waiting to be planned. */
+    readonly queued = new Set<string>();
+    private timer: ReturnType<typeof setTimeout> | undefined;
+    private running: Promise<void> = Promise.resolve();
+    private pool: JobPool | undefined;
+
+    constructor(private readonly options: SchedulerOptions) { }
+
+    /** A quiet period is running: documents will be planned soon. */
+    get waiting(): boolean {
+        return this.timer !== undefined;
+    }
+
+    /** Checks submitted and not finished. */
+    get active(): number {
+        return this.pool?.active.length ?? 0;
+    }
+
+    /** Plan these documents after a quiet period (each new request restarts it). */
+    schedule(uris: string[]): void {
+        for (const uri of uris) this.queued.add(uri);
+        if (this.queued.size === 0) return;
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = setTimeout(() => {
+            this.timer = undefined;
+            const batch = [...this.queued];
+            this.queued.clear();
+            this.running = this.running.then(() => this.options.plan(batch)).catch(e => this.options.onError(e));
+        }, this.options.debounceMs);
+    }
+
+    /** Forget a document (deleted). */
+    forget(uri: string): void {
+        this.queued.delete(uri);
+    }
+
+    /** Run a check on the pool; `done` settles when it finished or was cancelled. */
+    submit(job: CheckJob): { id: number; done: Promise<JobOutcome> } {
+        this.pool ??= this.options.makePool();
+        return this.pool.submit(job);
+    }
+
+    cancel(ids: number[]): void {
+        for (const id of ids) this.pool?.cancel(id);
+    }
+
+    reprioritize(id: number, priority: number): void {
+        this.pool?.reprioritize(id, priority);
+    }
+
+    resize(workers: number): void {
+        this.pool?.resize(workers);
+    }
+
+    async dispose(): Promise<void> {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = undefined;
+        await this.pool?.dispose();
+    }
+}
