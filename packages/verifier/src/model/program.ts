@@ -52,6 +52,20 @@ export interface Clause {
     range: Range;
     /** The source text of the expression, for messages and hover. */
     text: string;
+    /** Not written by the user: inferred from the code (infer/), with where it comes from. */
+    inferred?: InferredClause;
+}
+
+/** What an inferred `writable_if` rests on: the writes it was inferred from and, per write, what the thread knows there. */
+export interface InferredClause {
+    origin: string;
+    sites: Array<{
+        range: Range;
+        /** The single-instance threads that perform the write (undefined: any thread). */
+        threads?: number[];
+        /** The facts the write is checked against, one at a time (the guard's disjunct for it). */
+        atoms: Array<{ key: string; text: string; expr: Expr }>;
+    }>;
 }
 
 export interface FieldModel {

@@ -1,0 +1,376 @@
+import type { Clause, Expr, FieldModel, ProgramModel, Range } from '../model/program.js';
+import { arrayOwnership } from '../analysis/arrays.js';
+import { callersOf, fieldWriters, initializationWrites } from '../analysis/reach.js';
+import {
+    atomExpr, atomKey, atomPath, atomText, constKey, disjunctKey, pathExpr, pathField, pathText, type Const, guardExpr, guardText, simplify, type Atom, type Disjunct, type Namer, type Path,
+} from './atoms.js';
+import { annotationCond, FactAnalysis, siteKey, type WriteModel, type WriteSite } from './facts.js';
+
+/**
+ * Inferred protection (issue 13; TAR's havoc maps as `writable_if` guards):
+ * for every shared field the user left without `writable_if` and without an
+ * `environment` clause about it, the states in which each thread writes it,
+ * from the facts the thread knows at its writes (facts.ts). Start from "no
+ * other thread writes anything", analyse every thread, make each field's guard
+ * the disjunction of what its writers know, and repeat until the guards stop
+ * changing.
+ *
+ * The result is ordinary annotations, marked as inferred: the checker then
+ * verifies the program with them like any other (inference proposes, the
+ * checker disposes). A guard the checker refutes at a write (an atom that does
+ * not hold there) comes back as `excluded`, and the inference runs again
+ * without it.
+ */
+
+/** A field's inferred guard, with the writes it comes from. */
+export interface InferredGuard {
+    field: FieldModel;
+    disjuncts: Disjunct[];
+    text: string;
+    /** The writes (and array element writes) the guard was inferred from. */
+    sites: WriteSite[];
+}
+
+/** An inferred annotation, as the user would write it. */
+export interface InferredAnnotation {
+    kind: 'writable_if' | 'environment';
+    /** The field it protects. */
+    field: string;
+    text: string;
+    /** Where it would be written: directly above the field's declaration. */
+    before: Range;
+    /** Why: "inferred from the writes at lines 12 and 20, all holding lk". */
+    origin: string;
+}
+
+export interface InferOptions {
+    /** Atoms the checker refuted at a write: site key → atom keys. */
+    excluded?: Map<string, Set<string>>;
+    /** Fields whose inferred guard the checker refuted where no single atom could be blamed: not inferred. */
+    disabled?: Set<string>;
+}
+
+export interface Inference {
+    /** The program with the inferred annotations added (its clauses carry `inferred`). */
+    program: ProgramModel;
+    guards: Map<string, InferredGuard>;
+    annotations: InferredAnnotation[];
+    /** Fields written by threads that no guard could protect (their writes, for race messages and hover). */
+    unprotected: Map<string, WriteSite[]>;
+    /** Iterations of the fixpoint. */
+    rounds: number;
+}
+
+const MAX_ROUNDS = 12;
+
+export function inferAnnotations(program: ProgramModel, options: InferOptions = {}): Inference {
+    const fields = new Map<string, FieldModel>();
+    for (const g of program.globals) fields.set(g.id, g);
+    for (const c of program.classes) for (const f of c.fields) fields.set(f.id, f);
+    const ownership = arrayOwnership(program);
+    const writers = fieldWriters(program);
+    const initWrites = initializationWrites(program);
+    const stable = new Set<string>();
+    for (const f of fields.values()) {
+        const w = writers.get(f.id);
+        if (f.isFinal || ((!w || (!w.any && w.ids.size === 0)) && !initWrites.has(f.id))) stable.add(f.id);
+    }
+    // what the user wrote: guards, and environment clauses' frames
+    const kept = environmentFrames(program);
+    const userGuard = new Map<string, Disjunct[] | 'any'>();
+    for (const f of fields.values()) if (f.writableIf.length > 0) userGuard.set(f.id, userDisjuncts(f.writableIf));
+    const candidates = [...fields.values()].filter(f =>
+        f.writableIf.length === 0 && !stable.has(f.id) && !kept.mentioned.has(f.id) && !options.disabled?.has(f.id));
+    const inferred = new Map<string, Disjunct[] | 'any'>(candidates.map(f => [f.id, []]));
+    const threadsAlways = new Set<string>();
+    const callers = callersOf(program);
+
+    let sites = new Map<string, WriteSite>();
+    let monotone = new Map<string, Const>();
+    let rounds = 0;
+    for (; rounds < MAX_ROUNDS; rounds++) {
+        const frames = new Map(kept.frames);
+        for (const [id, c] of monotone) frames.set(id, [...(frames.get(id) ?? []), [{ k: 'eq', loc: selfPath(fields.get(id)!), c }]]);
+        const model: WriteModel = {
+            guard: id => {
+                if (stable.has(id)) return undefined;
+                return userGuard.get(id) ?? inferred.get(id) ?? 'any';
+            },
+            keptWhen: id => frames.get(id) ?? [],
+        };
+        const fa = new FactAnalysis(program, model, options.excluded, ownership.owners);
+        fa.run(callers);
+        const before = [...monotone.keys()].join(',');
+        monotone = monotoneFields(candidates, fa.sites, fa.tested, options.disabled);
+        sites = relevant(fa.sites, fa.tested);
+        let changed = false;
+        for (const f of candidates) {
+            const next = guardOf(f.id, [...sites.values()], threadsAlways);
+            const before = inferred.get(f.id)!;
+            if (keyOf(next) !== keyOf(before)) { inferred.set(f.id, next); changed = true; }
+        }
+        if (!changed && before === [...monotone.keys()].join(',')) break;
+    }
+
+    const namer = (cls: string | undefined): Namer => ({
+        field: id => fields.get(id),
+        threadName: id => program.threads.find(t => t.id === id)?.name ?? String(id),
+        thisClass: cls,
+    });
+    const guards = new Map<string, InferredGuard>();
+    const unprotected = new Map<string, WriteSite[]>();
+    const annotations: InferredAnnotation[] = [];
+    const clauses = new Map<string, Clause>();
+    for (const f of candidates) {
+        const g = inferred.get(f.id)!;
+        const fieldSites = [...sites.values()].filter(s => s.field === f.id).sort(byPosition);
+        if (g === 'any' || fieldSites.length === 0) {
+            if (fieldSites.length > 0) unprotected.set(f.id, fieldSites);
+            continue;
+        }
+        const n = namer(f.isStatic ? undefined : f.owner);
+        const text = guardText(g, n);
+        const origin = originText(fieldSites, n);
+        guards.set(f.id, { field: f, disjuncts: g, text, sites: fieldSites });
+        annotations.push({ kind: 'writable_if', field: f.id, text, before: f.range, origin });
+        clauses.set(f.id, {
+            expr: guardExpr(g, n, f.nameRange), range: f.nameRange, text,
+            inferred: {
+                origin,
+                // what each write must satisfy: its own disjunct, one atom at a time (a refuted atom is blamed on its own)
+                sites: fieldSites.map(s => ({
+                    range: s.range,
+                    threads: s.threads,
+                    atoms: s.atoms.map(a => ({ key: atomKey(a), text: atomText(a, n), expr: atomExpr(a, n, s.range) })),
+                })),
+            },
+        });
+    }
+    // Fields only ever set to one value, that no guard protects: once they hold it, they keep it.
+    const envClauses: Array<{ owner?: string; clause: Clause }> = [];
+    for (const [id, c] of monotone) {
+        if (guards.has(id)) continue;
+        const f = fields.get(id)!;
+        const n = namer(f.isStatic ? undefined : f.owner);
+        const self = selfPath(f);
+        const cond: Atom = { k: 'eq', loc: self, c };
+        const lines = [...new Set((unprotected.get(id) ?? []).map(s => s.range.startLine + 1))];
+        const origin = `inferred: every write of ${f.name}${lines.length > 0 ? ` (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')})` : ''} stores ${constKey(c)}`;
+        const loc = pathExpr(self, n, f.nameRange);
+        const primed = { ...loc, primed: true } as Expr;
+        const expr: Expr = { kind: 'binary', op: '==>', left: atomExpr(cond, n, f.nameRange), right: { kind: 'binary', op: '==', left: primed, right: loc, type: { kind: 'boolean' }, range: f.nameRange }, type: { kind: 'boolean' }, range: f.nameRange };
+        const self_ = pathText(self, n);
+        const text = `${atomText(cond, n)} ==> ${self_}' == ${self_}`;
+        annotations.push({ kind: 'environment', field: id, text, before: f.range, origin });
+        envClauses.push({ owner: f.isStatic ? undefined : f.owner, clause: { expr, range: f.nameRange, text, inferred: { origin, sites: [] } } });
+    }
+    return { program: withClauses(program, clauses, envClauses), guards, annotations, unprotected, rounds: rounds + 1 };
+}
+
+/** A field as a path from `this` (instance fields) or itself (globals, static fields). */
+function selfPath(f: FieldModel): Path {
+    return f.isStatic || !f.owner ? { base: { k: 'global', field: f.id }, fields: [] } : { base: { k: 'this' }, fields: [f.id] };
+}
+
+/**
+ * Fields the code tests whose every write stores the same constant: candidates
+ * for `f == c ==> f' == f` (a stop flag that is only ever set).
+ */
+function monotoneFields(candidates: FieldModel[], sites: Map<string, WriteSite>, tested: Set<string>, disabled?: Set<string>): Map<string, Const> {
+    const out = new Map<string, Const>();
+    for (const f of candidates) {
+        if (!tested.has(f.id) || disabled?.has(`env:${f.id}`)) continue;
+        const values = [...sites.values()].filter(s => s.field === f.id && !s.elements).map(s => s.value);
+        if (values.length === 0 || values.some(v => v === undefined || v === 'tid')) continue;
+        const keys = new Set(values.map(v => constKey(v as Const)));
+        if (keys.size === 1) out.set(f.id, values[0] as Const);
+    }
+    return out;
+}
+
+/** A field's guard from its writes: per distinct set of facts, the threads that write knowing them. */
+function guardOf(field: string, all: WriteSite[], threadsAlways: Set<string>): Disjunct[] | 'any' {
+    const byAtoms = new Map<string, Disjunct>();
+    for (const s of all) {
+        if (s.field !== field) continue;
+        const k = s.atoms.map(atomKey).sort().join('&');
+        const d = byAtoms.get(k);
+        if (!d) byAtoms.set(k, { threads: s.threads ? [...s.threads] : undefined, atoms: s.atoms });
+        else d.threads = d.threads && s.threads ? [...new Set([...d.threads, ...s.threads])].sort((a, b) => a - b) : undefined;
+    }
+    // A disjunct several threads satisfy with the same facts: naming them adds nothing for the
+    // other threads (only a disjunct of one thread can exclude it), so they are not named.
+    let ds = [...byAtoms.values()].map(d => d.threads && d.threads.length > 1 && d.atoms.length > 0 ? { atoms: d.atoms } : d);
+    if (ds.length === 0) return [];
+    // Each thread's own lock or monitor identifies it: the threads need not be named (once a
+    // write without one is seen, the threads stay named, so that the fixpoint only weakens).
+    const owned = (d: Disjunct) => d.atoms.some(a => a.k === 'eqTid' || a.k === 'held');
+    if (!threadsAlways.has(field) && ds.every(owned)) ds = ds.map(d => ({ atoms: d.atoms }));
+    else threadsAlways.add(field);
+    ds = simplify(ds);
+    if (ds.some(d => !d.threads && d.atoms.length === 0)) return 'any';
+    return ds.sort((a, b) => disjunctKey(a).localeCompare(disjunctKey(b)));
+}
+
+/** The sites with only the facts about ownership (a lock, a monitor) and about fields the code tests. */
+function relevant(sites: Map<string, WriteSite>, tested: Set<string>): Map<string, WriteSite> {
+    const out = new Map<string, WriteSite>();
+    for (const [k, s] of sites) {
+        out.set(k, { ...s, atoms: s.atoms.filter(a => a.k === 'held' || a.k === 'eqTid' || tested.has(pathField(atomPath(a)) ?? '')) });
+    }
+    return out;
+}
+
+function keyOf(g: Disjunct[] | 'any'): string {
+    return g === 'any' ? 'any' : g.map(disjunctKey).join('|');
+}
+
+function byPosition(a: WriteSite, b: WriteSite): number {
+    return a.range.file.localeCompare(b.range.file) || a.range.startLine - b.range.startLine || a.range.startChar - b.range.startChar;
+}
+
+/** "inferred from the writes at lines 12 and 20, all holding lk" */
+function originText(sites: WriteSite[], n: Namer): string {
+    const lines = [...new Set(sites.map(s => s.range.startLine + 1))];
+    const at = lines.length === 1 ? `the write at line ${lines[0]}` : `the writes at lines ${lines.slice(0, -1).join(', ')} and ${lines[lines.length - 1]}`;
+    const common = sites.map(s => new Set(s.atoms.map(atomKey))).reduce((x, y) => new Set([...x].filter(k => y.has(k))));
+    const shared = sites[0].atoms.filter(a => common.has(atomKey(a)));
+    const what = shared.length > 0 ? `, ${sites.length > 1 ? 'all ' : ''}${heldText(shared, n)}` : '';
+    return `inferred from ${at}${what}`;
+}
+
+/** "holding lk, when flag == 0" */
+export function heldText(atoms: Atom[], n: Namer): string {
+    const holding = atoms.filter(a => a.k === 'held' || a.k === 'eqTid').map(a => a.k === 'held' ? `the monitor of ${pathName(a.obj, n)}` : pathName((a as { loc: Path }).loc, n));
+    const when = atoms.filter(a => a.k === 'eq' || a.k === 'ne').map(a => atomText(a, n));
+    const parts: string[] = [];
+    if (holding.length > 0) parts.push(`holding ${holding.join(' and ')}`);
+    if (when.length > 0) parts.push(`when ${when.join(' && ')}`);
+    return parts.length > 0 ? parts.join(', ') : 'holding nothing';
+}
+
+function pathName(p: Path, n: Namer): string {
+    return atomText({ k: 'held', obj: p }, n).replace(/\.holder == tid$/, '');
+}
+
+/** The program with inferred guards as the fields' `writable_if` clauses, and inferred `environment` clauses. */
+function withClauses(program: ProgramModel, clauses: Map<string, Clause>, env: Array<{ owner?: string; clause: Clause }>): ProgramModel {
+    if (clauses.size === 0 && env.length === 0) return program;
+    const field = (f: FieldModel): FieldModel => {
+        const c = clauses.get(f.id);
+        return c ? { ...f, writableIf: [c] } : f;
+    };
+    return {
+        ...program,
+        globals: program.globals.map(field),
+        environments: [...program.environments, ...env.filter(e => !e.owner).map(e => e.clause)],
+        classes: program.classes.map(c => ({
+            ...c, fields: c.fields.map(field),
+            environments: [...c.environments, ...env.filter(e => e.owner === c.name).map(e => e.clause)],
+        })),
+    };
+}
+
+// ------------------------------------------------------------------ what the user wrote
+
+/** A written `writable_if` as disjuncts of atoms, or 'any' when it has another shape. */
+export function userDisjuncts(clauses: Clause[]): Disjunct[] | 'any' {
+    let ds: Disjunct[] = [{ atoms: [] }];
+    for (const c of clauses) {
+        const part = toDisjuncts(c.expr);
+        if (!part) return 'any';
+        const next: Disjunct[] = [];
+        for (const a of ds) for (const b of part) next.push(conjoin(a, b));
+        ds = next;
+    }
+    return ds.filter(d => !(d.threads && d.threads.length === 0));
+}
+
+function conjoin(a: Disjunct, b: Disjunct): Disjunct {
+    const threads = a.threads && b.threads ? a.threads.filter(t => b.threads!.includes(t)) : a.threads ?? b.threads;
+    return { threads, atoms: [...a.atoms, ...b.atoms] };
+}
+
+const thisPath = (e: Expr): Path | undefined => {
+    if (e.kind === 'this') return { base: { k: 'this' }, fields: [] };
+    if (e.kind === 'global') return { base: { k: 'global', field: e.field }, fields: [] };
+    if (e.kind === 'field') {
+        const r = thisPath(e.receiver);
+        return r ? { base: r.base, fields: [...r.fields, e.field] } : undefined;
+    }
+    return undefined;
+};
+
+function toDisjuncts(e: Expr): Disjunct[] | undefined {
+    if (e.kind === 'binary' && e.op === '||') {
+        const l = toDisjuncts(e.left), r = toDisjuncts(e.right);
+        return l && r ? [...l, ...r] : undefined;
+    }
+    if (e.kind === 'binary' && e.op === '&&') {
+        const l = toDisjuncts(e.left), r = toDisjuncts(e.right);
+        if (!l || !r) return undefined;
+        const out: Disjunct[] = [];
+        for (const a of l) for (const b of r) out.push(conjoin(a, b));
+        return out;
+    }
+    if (e.kind === 'cond') {
+        const c = annotationCond(e.cond, thisPath);
+        const t = toDisjuncts(e.then), f = toDisjuncts(e.else);
+        if (!t || !f || c.t.length === 0 || c.f.length === 0) return undefined;
+        return [...t.map(d => ({ ...d, atoms: [...c.t, ...d.atoms] })), ...f.map(d => ({ ...d, atoms: [...c.f, ...d.atoms] }))];
+    }
+    if (e.kind === 'binary' && e.op === '==') {
+        const id = e.left.kind === 'tid' && e.right.kind === 'threadId' ? e.right.id : e.right.kind === 'tid' && e.left.kind === 'threadId' ? e.left.id : undefined;
+        if (id !== undefined) return [{ threads: [id], atoms: [] }];
+    }
+    if (e.kind === 'bool' && e.value) return [{ atoms: [] }];
+    if (e.kind === 'bool' && !e.value) return [];
+    const c = annotationCond(e, thisPath);
+    return c.t.length > 0 ? [{ atoms: c.t }] : undefined;
+}
+
+/**
+ * The written `environment` clauses of the form `A ==> f' == f` (conjunctions
+ * of them): per field, the conditions under which other threads leave it
+ * unchanged; and every field some clause says something about.
+ */
+function environmentFrames(program: ProgramModel): { frames: Map<string, Atom[][]>; mentioned: Set<string> } {
+    const frames = new Map<string, Atom[][]>();
+    const mentioned = new Set<string>();
+    const clauses = [...program.environments, ...program.classes.flatMap(c => c.environments)];
+    const visit = (e: Expr) => {
+        if ((e.kind === 'global' || e.kind === 'field') && e.primed) mentioned.add(e.field);
+        for (const x of Object.values(e)) if (x && typeof x === 'object' && 'kind' in x && 'range' in x) visit(x as Expr);
+    };
+    for (const c of clauses) {
+        visit(c.expr);
+        const parts: Expr[] = [];
+        const split = (x: Expr) => { if (x.kind === 'binary' && x.op === '&&') { split(x.left); split(x.right); } else parts.push(x); };
+        split(c.expr);
+        for (const p of parts) {
+            const cond = p.kind === 'binary' && p.op === '==>' ? p.left : undefined;
+            const body = cond ? (p as Extract<Expr, { kind: 'binary' }>).right : p;
+            const target = unchangedField(body);
+            if (!target) continue;
+            const atoms = cond ? annotationCond(cond, thisPath).t : [];
+            if (cond && atoms.length === 0) continue;
+            const list = frames.get(target) ?? [];
+            list.push(atoms);
+            frames.set(target, list);
+        }
+    }
+    return { frames, mentioned };
+}
+
+/** `f' == f` (either order) for a global or a field of `this`: f. */
+function unchangedField(e: Expr): string | undefined {
+    if (e.kind !== 'binary' || e.op !== '==') return undefined;
+    const [a, b] = [e.left, e.right];
+    const same = (p: Expr, q: Expr) => (p.kind === 'global' && q.kind === 'global' && p.primed && !q.primed && p.field === q.field)
+        || (p.kind === 'field' && q.kind === 'field' && p.primed && !q.primed && p.field === q.field && p.receiver.kind === 'this' && q.receiver.kind === 'this');
+    if (same(a, b)) return (a as { field: string }).field;
+    if (same(b, a)) return (b as { field: string }).field;
+    return undefined;
+}
+
+export { siteKey };
