@@ -9,4 +9,4 @@ export { CheckPool, defaultCheckWorkerScript, type CheckJob, type JobOutcome } f
 export { programContext, checksOf, checkSpec, type ProgramContext, type Check } from './driver/program-context.js';
 export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './driver/describe.js';
 export { otherThreadText } from './spec/environment.js';
-export { escapeControl } from './text.js';
+export { escapeControl } from './report/text.js';

@@ -3,7 +3,7 @@ import type { Obligation } from '../sim/seq.js';
 import type { CheckInfo, Cmd } from '../il/il.js';
 import type { Failure } from '../query/run.js';
 import type { MethodModel, ThreadModel } from '../model/program.js';
-import { escapeControl } from '../text.js';
+import { escapeControl } from './text.js';
 import type { CheckResult, VDiagnostic } from './result.js';
 
 // Pipeline stage 8: the solver's failures become diagnostics (with their
