@@ -5,7 +5,7 @@
 import { describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
-import { planChecks, type CheckPlan, type ProgramModel, type UnitResult } from '../../packages/verifier/src/index.js';
+import { planChecks, type CheckPlan, type ProgramModel, type CheckResult } from '../../packages/verifier/src/index.js';
 import { CheckTracker } from '../../server/src/verification/tracker.js';
 import { CheckScheduler, type JobPool } from '../../server/src/verification/scheduler.js';
 
@@ -33,7 +33,7 @@ thread T1 { Mutex.acquire(); x = x + 1; Mutex.release(); }
 thread T2 { Mutex.acquire(); x = 0; Mutex.release(); }
 `;
 
-function result(plan: CheckPlan, status: UnitResult['status'], line = 0): UnitResult {
+function result(plan: CheckPlan, status: CheckResult['status'], line = 0): CheckResult {
     const r = { file: URI, startLine: line, startChar: 2, endLine: line, endChar: 3 };
     return {
         key: plan.key, name: plan.name, kind: plan.kind, range: plan.range, status, timeMs: 1, solverMs: 1, queries: 1,

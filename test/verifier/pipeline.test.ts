@@ -12,7 +12,7 @@ import { Lowerer } from '../../packages/verifier/src/lower/lower.js';
 import type { AtomicOp, Cmd } from '../../packages/verifier/src/il/il.js';
 import { threadReach } from '../../packages/verifier/src/analysis/reach.js';
 import { allInvariants, environmentOf, existsOtherThread, TID } from '../../packages/verifier/src/spec/environment.js';
-import { programContext } from '../../packages/verifier/src/driver/program.js';
+import { programContext } from '../../packages/verifier/src/driver/program-context.js';
 import * as T from '../../packages/verifier/src/smt/term.js';
 import { Formulas } from '../../packages/verifier/src/encode/formulas.js';
 import { closure } from '../../packages/verifier/src/closure/closure.js';
@@ -203,13 +203,13 @@ describe('stages 4-8 with the real Z3', () => {
             session.close();
         }
         const lock = await verifyProgram(await model(LOCK), { solver });
-        assert.ok(lock.units.filter(u => u.kind !== 'init').every(u => u.envStar === 'E is reflexive and transitive: E* = E'), lock.units.map(u => u.envStar).join('\n'));
+        assert.ok(lock.checks.filter(u => u.kind !== 'init').every(u => u.envStar === 'E is reflexive and transitive: E* = E'), lock.checks.map(u => u.envStar).join('\n'));
     });
 
     it('a read-only loop needs no invariant for the shared state (the head is one E* step from the entry); Houdini infers the rest', async () => {
         const r = await verifyProgram(await model(VECTOR), { solver });
         assert.deepEqual(r.diagnostics.filter(d => d.severity !== 'info'), []);
-        const reader = r.units.find(u => u.name === 'Reader')!;
+        const reader = r.checks.find(u => u.name === 'Reader')!;
         assert.equal(reader.status, 'verified');
         assert.ok(reader.inferredLoopInvariants.length > 0);
     });
@@ -231,7 +231,7 @@ thread T[*] {
 }
 `);
         const r = await verifyProgram(m, { solver });
-        const t = r.units.find(u => u.name === 'T')!;
+        const t = r.checks.find(u => u.name === 'T')!;
         const codes = t.diagnostics.map(d => `${d.range.startLine + 1}:${d.code}`).sort();
         // v is written by Setter only: T's read races; a's elements are anyone's
         assert.deepEqual(codes, ['10:race', '11:bounds', '11:race', '12:div-zero', '13:null']);
@@ -239,7 +239,7 @@ thread T[*] {
         assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'bounds')!), /\[k = -?\d+, length = 2; another thread changed v from 0 to -?\d+ just before it was read on line 10\]$/);
         assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'div-zero')!), /\[k = 0\]$/);
         assert.ok(t.queries <= 8, `${t.queries} queries`);
-        assert.equal(r.units.find(u => u.name === 'Setter')!.status, 'verified');
+        assert.equal(r.checks.find(u => u.name === 'Setter')!.status, 'verified');
     });
 
     it('a failure inside an inlined method is reported there, with the call chain as related information', async () => {
@@ -255,7 +255,7 @@ thread T { int r = divide(4); }
 
     it('a racy step is reported once, as race (its env and invariant failures are not repeated)', async () => {
         const r = await verifyProgram(await model(LOCK.replace('thread T1 { Mutex.acquire(); x++; assert x > 0; Mutex.release(); }', 'thread T1 { x = -1; }')), { solver });
-        const t1 = r.units.find(u => u.name === 'T1')!;
+        const t1 = r.checks.find(u => u.name === 'T1')!;
         assert.deepEqual(t1.diagnostics.map(d => d.code), ['race']);
     });
 });
@@ -288,7 +288,7 @@ describe('stage 7: a crashing or hanging solver makes the check unknown', () => 
     for (const what of ['crash', 'hang'] as const) {
         it(`${what}: unknown for that check (a warning at the thread), the worker restarts, the other checks are verified`, { timeout: 60_000 }, async () => {
             const r = await verifyProgram(await model(LOCK), { solver: failing(what), timeLimitMs: 2000 });
-            const statuses = r.units.map(u => `${u.name}:${u.status}`).join(' ');
+            const statuses = r.checks.map(u => `${u.name}:${u.status}`).join(' ');
             assert.equal(statuses, 'initialization:verified Mutex.acquire:verified Mutex.release:verified T1:unknown T2:verified');
             const unknown = r.diagnostics.filter(d => d.code === 'unknown');
             assert.equal(unknown.length, 1);
@@ -300,7 +300,7 @@ describe('stage 7: a crashing or hanging solver makes the check unknown', () => 
     it('the same program with a working solver: everything verified, no diagnostics', async () => {
         const r = await verifyProgram(await model(LOCK), { solver: real, timeLimitMs: 10_000 });
         assert.deepEqual(r.diagnostics.filter(d => d.severity !== 'info'), []);
-        assert.ok(r.units.every(u => u.status === 'verified'));
+        assert.ok(r.checks.every(u => u.status === 'verified'));
     });
 });
 

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
 import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
 import { arrayOwnership } from '../../packages/verifier/src/analysis/arrays.js';
-import { programContext, lowerUnit, unitsOf } from '../../packages/verifier/src/driver/program.js';
+import { programContext, checksOf } from '../../packages/verifier/src/driver/program-context.js';
+import { lowerCheck } from '../../packages/verifier/src/driver/stages.js';
 import type { Cmd, OpCmd } from '../../packages/verifier/src/il/il.js';
 import { createBackend, diagnosticText, verifyProgram, type SolverBackend } from '../../packages/verifier/src/index.js';
 import { ROOT } from '../util/paths.js';
@@ -95,7 +96,7 @@ N head = null;
 thread T { N a = new N(); N b = new N(); a.next = b; head = a; }
 `);
         const ctx = programContext(m);
-        const t = lowerUnit(ctx, unitsOf(ctx).find(u => u.kind === 'thread')!);
+        const t = lowerCheck(ctx, checksOf(ctx).find(u => u.kind === 'thread')!);
         const writes = ops(t.body).filter(o => o.label?.startsWith('write of'));
         const text = (b: OpCmd[]) => JSON.stringify(b, (_, v) => (typeof v === 'bigint' ? String(v) : v));
         // a.next = b: publishes only when a is shared, links b otherwise
@@ -174,6 +175,6 @@ class L {
 thread T { L.lock(); }
 `);
         assert.deepEqual(errors(r), []);
-        assert.ok(r.units.every(u => u.status === 'verified'), r.units.map(u => `${u.name}:${u.status}`).join(' '));
+        assert.ok(r.checks.every(u => u.status === 'verified'), r.checks.map(u => `${u.name}:${u.status}`).join(' '));
     });
 });

@@ -71,7 +71,7 @@ async function checkWith(files: string[], sources: Array<{ file: string; uri: st
         skipped = step.skipped;
         checked = step.checked;
         notChecked = step.notChecked;
-        if (options.verbose) checks = step.units;
+        if (options.verbose) checks = step.checks;
     }
     diagnostics.sort(compareDiagnostics);
     return { files: files.length, procedures, diagnostics, timeMs: Date.now() - start, ...(checks ? { checks } : {}), skipped, checked, notChecked };

@@ -18,7 +18,7 @@ export interface CheckReport {
     diagnostics: CliDiagnostic[];
     timeMs: number;
     /** With --verbose: every check with its status and time. */
-    checks?: import('./verify-step.js').UnitSummary[];
+    checks?: import('./verify-step.js').CheckSummary[];
 }
 
 export function compareDiagnostics(a: CliDiagnostic, b: CliDiagnostic): number {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, diagnosticText, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, diagnosticText, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type CheckResult, type VDiagnostic } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -33,11 +33,11 @@ function queryFile(dir: string): (check: string) => (text: string) => void {
 }
 
 /** What --verbose shows of one check. */
-export interface UnitSummary {
+export interface CheckSummary {
     file: string;
     name: string;
-    kind: UnitResult['kind'];
-    status: UnitResult['status'];
+    kind: CheckResult['kind'];
+    status: CheckResult['status'];
     timeMs: number;
     queries: number;
     envStar: string;
@@ -45,7 +45,7 @@ export interface UnitSummary {
 
 export interface VerifyStepResult {
     diagnostics: CliDiagnostic[];
-    units: UnitSummary[];
+    checks: CheckSummary[];
     /** Files whose program was not verified because the front end reported errors in it. */
     skipped: string[];
     /** Checks that ran (whatever their verdict), and checks or programs that could not run at all. */
@@ -57,7 +57,7 @@ export async function verifyDocuments(
     documents: LangiumDocument[], all: LangiumDocument[], Calvin: CalvinServices,
     fileOf: (uri: string) => string, options: VerifyStepOptions, backend?: SolverBackend,
 ): Promise<VerifyStepResult> {
-    const out: VerifyStepResult = { diagnostics: [], units: [], skipped: [], checked: 0, notChecked: 0 };
+    const out: VerifyStepResult = { diagnostics: [], checks: [], skipped: [], checked: 0, notChecked: 0 };
     const groups: LangiumDocument[][] = [];
     const grouped = new Set<string>();
     for (const doc of documents) {
@@ -96,11 +96,11 @@ export async function verifyDocuments(
                 continue;
             }
             for (const d of result.diagnostics) out.diagnostics.push(toCli(d, fileOf));
-            if (result.units.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
-            for (const u of result.units) {
+            if (result.checks.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
+            for (const u of result.checks) {
                 if (u.status === 'error') out.notChecked++;
                 else out.checked++;
-                out.units.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
+                out.checks.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
             }
         }
     } finally {

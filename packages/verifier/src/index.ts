@@ -6,7 +6,7 @@ export { planChecks, CHECKER_VERSION, type CheckPlan, type PlanOptions } from '.
 export { ResultCache, userCacheKey, type CacheOptions } from './incremental/cache.js';
 export { encodeResult, decodeResult, storedResultFits, type StoredResult } from './incremental/result-codec.js';
 export { CheckPool, defaultCheckWorkerScript, type CheckJob, type JobOutcome } from './worker/check-pool.js';
-export { programContext, unitsOf, unitSpec, type ProgramContext, type Unit } from './driver/program.js';
-export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './report/describe.js';
+export { programContext, checksOf, checkSpec, type ProgramContext, type Check } from './driver/program-context.js';
+export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './driver/describe.js';
 export { otherThreadText } from './spec/environment.js';
-export { escapeControl } from './text.js';
+export { escapeControl } from './report/text.js';

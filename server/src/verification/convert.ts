@@ -1,7 +1,7 @@
 // LSP conversion of the verifier's results: ranges, diagnostics (with their
 // counterexamples as data), and diagnostics moved with an edit.
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
-import { diagnosticText, type CheckPlan, type UnitResult, type VDiagnostic } from '@calvin/verifier';
+import { diagnosticText, type CheckPlan, type CheckResult, type VDiagnostic } from '@calvin/verifier';
 import { moveRange, type TextEdit } from './positions.js';
 
 /** A verification diagnostic as shown in a document. */
@@ -38,17 +38,24 @@ export function planContains(plan: CheckPlan, p: { line: number; character: numb
     return plan.extent !== undefined && within(plan.extent, p);
 }
 
+/** What a verification diagnostic's `data` carries besides `check`: the finding without its counterexample, and the counterexample. */
+interface CounterexampleData {
+    message: string;
+    counterexample: NonNullable<VDiagnostic['counterexample']>;
+}
+
 /** A verifier diagnostic for LSP: the text a user reads, and the counterexample as data (hover, code actions). */
 export function toLsp(d: VDiagnostic): Diagnostic {
+    const data: CounterexampleData | undefined = d.counterexample ? { message: d.message, counterexample: d.counterexample } : undefined;
     return {
         range: lspRange(d.range), severity: SEVERITY[d.severity], source: 'calvin', code: d.code, message: diagnosticText(d),
-        ...(d.counterexample ? { data: { counterexample: d.counterexample } } : {}),
+        ...(data ? { data } : {}),
         relatedInformation: d.related.length > 0 ? d.related.map(r => ({ location: { uri: r.range.file, range: lspRange(r.range) }, message: r.message })) : undefined,
     };
 }
 
 /** A check's diagnostics as shown; `data.check` names the check (code actions re-run it). */
-export function shownOf(result: UnitResult): Shown[] {
+export function shownOf(result: CheckResult): Shown[] {
     return result.diagnostics.map(d => {
         const lsp = toLsp(d);
         return { uri: d.range.file, diagnostic: { ...lsp, data: { ...(lsp.data as object | undefined), check: result.key } } };
@@ -61,10 +68,12 @@ export function moveDiagnostic(d: Diagnostic, at: string, edited: string, e: Tex
     return { ...d, range: at === edited ? moveRange(d.range, e) : d.range, relatedInformation: related };
 }
 
-/** The counterexample of a verification diagnostic (from its data), one value per line. */
+/** The counterexample of a verification diagnostic (from its data): the finding and its hint, then one value per line. */
 export function counterexampleText(d: Diagnostic): string {
-    const c = (d.data as { counterexample?: VDiagnostic['counterexample'] } | undefined)?.counterexample;
-    const head = String(d.message).replace(/\s*\[[^\]]*\][^\]]*$/, '');
+    const data = d.data as Partial<CounterexampleData> | undefined;
+    const c = data?.counterexample;
+    // without data (not a failure of the verifier) the message is all there is
+    const head = c && typeof data?.message === 'string' ? `${data.message}${c.hint ?? ''}` : String(d.message);
     if (!c || c.values.length + c.notes.length === 0) return `${head}\n(no counterexample values)`;
     return [head, ...c.values.map(v => `  ${v.name} = ${v.value}`), ...c.notes.map(n => `  ${n}`)].join('\n');
 }

@@ -4,7 +4,7 @@
 // it stable; a loop's inferred invariants; a failure's counterexample.
 // Markdown, with Calvin code in fenced blocks.
 import type { Diagnostic } from 'vscode-languageserver';
-import type { Range, SpecDescription, SpecItem, UnitResult } from '@calvin/verifier';
+import type { Range, SpecDescription, SpecItem, CheckResult } from '@calvin/verifier';
 import { lensTitle } from './lsp-features.js';
 import type { TrackedCheck } from './service.js';
 
@@ -69,7 +69,7 @@ export function loopMarkdown(loop: Range, checks: TrackedCheck[]): string[] {
 export function accessMarkdown(uri: string, position: { line: number; character: number }, checks: TrackedCheck[]): string[] {
     const out: string[] = [];
     for (const c of checks) {
-        const r: UnitResult | undefined = c.result;
+        const r: CheckResult | undefined = c.result;
         if (!r || !c.current) continue;
         const hits = r.accesses.filter(a => a.range.file === uri && inside(a.range, position));
         if (hits.length === 0) continue;

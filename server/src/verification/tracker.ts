@@ -2,7 +2,7 @@
 // what is shown), and the decisions a new plan implies. Pure state: no LSP,
 // no solver, no timers (the scheduler runs jobs, the publisher sends).
 import type { Diagnostic } from 'vscode-languageserver';
-import type { CheckPlan, ProgramModel, UnitResult } from '@calvin/verifier';
+import type { CheckPlan, ProgramModel, CheckResult } from '@calvin/verifier';
 import { decodeResult, encodeResult } from '@calvin/verifier';
 import { fromLsp, lspRange, moveDiagnostic, shownOf, type Shown } from './convert.js';
 import { moveRange, type TextEdit } from './positions.js';
@@ -34,7 +34,7 @@ export interface TrackedCheck {
     /** The result came from the cache (nothing ran). */
     cached: boolean;
     /** The last result (at the current positions when `current`). */
-    result?: UnitResult;
+    result?: CheckResult;
     /** The result belongs to the current fingerprint. */
     current: boolean;
     /** Its diagnostics as shown (moved with edits until the check runs again). */
@@ -177,7 +177,7 @@ export class CheckTracker {
      * new positions), a cached one takes the cache's, the others run (or go
      * stale, when `run` is false); the checks that are gone are cancelled.
      */
-    applyPlan(program: TrackedProgram, model: ProgramModel, plans: CheckPlan[], cached: (plan: CheckPlan) => UnitResult | undefined, mode: 'run' | 'plan-only'): PlanDecisions {
+    applyPlan(program: TrackedProgram, model: ProgramModel, plans: CheckPlan[], cached: (plan: CheckPlan) => CheckResult | undefined, mode: 'run' | 'plan-only'): PlanDecisions {
         const out: PlanDecisions = { run: [], keep: [], cancel: [], changed: new Set() };
         program.model = model;
         const previous = program.checks;
@@ -224,7 +224,7 @@ export class CheckTracker {
         return out;
     }
 
-    accept(check: TrackedCheck, result: UnitResult, from: 'cache' | 'run'): void {
+    accept(check: TrackedCheck, result: CheckResult, from: 'cache' | 'run'): void {
         check.result = result;
         check.current = true;
         check.cached = from === 'cache';

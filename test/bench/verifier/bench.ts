@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../../language/src/index.js';
-import { createBackend, nativeZ3Available, verifyProgram, type SolverBackend, type SolverSession, type UnitResult } from '../../../packages/verifier/src/index.js';
+import { createBackend, nativeZ3Available, verifyProgram, type SolverBackend, type SolverSession, type CheckResult } from '../../../packages/verifier/src/index.js';
 import type { ProgramModel } from '../../../packages/verifier/src/model/program.js';
 import { CLI, EXAMPLES, ROOT } from '../../util/paths.js';
 import { lockProgram } from './generate.js';
@@ -77,12 +77,12 @@ async function examples(): Promise<void> {
         const verdict = r.status === 0 ? 'verified' : `${JSON.parse(r.stdout).diagnostics.filter((d: { severity: string }) => d.severity !== 'info').length} findings`;
         const model = await modelOf(fs.readFileSync(file, 'utf8'), `file://${file}`);
         const totals = new Map<string, number>();
-        let units: UnitResult[] = [];
+        let units: CheckResult[] = [];
         for (const b of backends) {
             const t1 = performance.now();
             const res = await verifyProgram(model, { solver: solvers.get(b)! });
             totals.set(b, performance.now() - t1);
-            if (b === 'z3-wasm') units = res.units;
+            if (b === 'z3-wasm') units = res.checks;
         }
         const perUnit = units.map(u => `${u.name} ${u.timeMs}/${u.solverMs}`).join(', ');
         const native = totals.get('z3-native');
@@ -104,7 +104,7 @@ async function scaling(): Promise<void> {
         const r = await verifyProgram(model, { solver });
         const problems = r.diagnostics.filter(d => d.severity !== 'info').length;
         if (problems > 0) throw new Error(`generated program (${locks} locks, ${threads} threads, inlined: ${inlined}) has ${problems} findings`);
-        return { ms: performance.now() - t0, checks: r.units.length };
+        return { ms: performance.now() - t0, checks: r.checks.length };
     };
     // Every lock (2 procedures: acquire, release) is used at 4 call sites.
     const rows: Array<{ label: string; locks: number; threads: number; calls: number }> = [];

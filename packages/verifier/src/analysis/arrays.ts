@@ -49,7 +49,7 @@ interface Store { field: string; value: ValueKind; loop?: number; site: number }
 
 const OK: Use = { k: 'ok' };
 
-class Facts {
+class ArrayFacts {
     readonly fieldUses = new Map<string, Use[]>();
     readonly varUses = new Map<string, Use[]>();
     readonly varDefs = new Map<string, ValueKind[]>();
@@ -234,7 +234,7 @@ export function arrayOwnership(program: ProgramModel): ArrayOwnership {
     const methods = new Map<string, MethodModel>();
     for (const p of program.procedures) methods.set(p.id, p);
     for (const c of program.classes) for (const m of c.methods) methods.set(m.id, m);
-    const facts = new Facts(methods);
+    const facts = new ArrayFacts(methods);
     const init: Scope = { body: 'I' };
     for (const g of program.globals) if (g.init) facts.expr(g.init, init, g.type.kind === 'array' ? { k: 'store', field: g.id, site: -1 } : OK);
     // instance field initializers run in whatever thread allocates the object
@@ -293,7 +293,7 @@ function threadsOf(scope: Scope, callers: Map<string, ThreadModel[]>): Array<Thr
 }
 
 /** Whether every use of a variable keeps its array value in locals and inlined parameters (no store, return or other escape). */
-function memoUsesOk(facts: Facts): (v: string, except?: number) => string | undefined {
+function memoUsesOk(facts: ArrayFacts): (v: string, except?: number) => string | undefined {
     const memo = new Map<string, string | undefined>();
     const check = (v: string, visiting: Set<string>, except?: number): string | undefined => {
         const key = `${v}#${except ?? ''}`;
@@ -313,7 +313,7 @@ function memoUsesOk(facts: Facts): (v: string, except?: number) => string | unde
 }
 
 /** Why a use lets an array escape (undefined: it does not). `except`: the one store site allowed. */
-function useProblem(u: Use, facts: Facts, varOk: (v: string) => string | undefined, except?: number): string | undefined {
+function useProblem(u: Use, facts: ArrayFacts, varOk: (v: string) => string | undefined, except?: number): string | undefined {
     switch (u.k) {
         case 'ok': return undefined;
         case 'escape': return u.why;
@@ -327,7 +327,7 @@ function useProblem(u: Use, facts: Facts, varOk: (v: string) => string | undefin
     }
 }
 
-function whyNotOwned(field: string, facts: Facts, usesOk: (v: string, except?: number) => string | undefined, initStore: ValueKind | undefined): string | undefined {
+function whyNotOwned(field: string, facts: ArrayFacts, usesOk: (v: string, except?: number) => string | undefined, initStore: ValueKind | undefined): string | undefined {
     if (initStore && initStore.k === 'other') return 'its initializer is not a new array';
     // values read from the field stay in locals
     for (const u of facts.fieldUses.get(field) ?? []) {
@@ -349,7 +349,7 @@ function whyNotOwned(field: string, facts: Facts, usesOk: (v: string, except?: n
 }
 
 /** For every variable: the array fields whose arrays it may hold (copied from them, or stored into them). */
-function fieldsOfVariables(facts: Facts): Map<string, Set<string>> {
+function fieldsOfVariables(facts: ArrayFacts): Map<string, Set<string>> {
     const out = new Map<string, Set<string>>();
     const add = (v: string, f: string): boolean => {
         const set = out.get(v) ?? new Set<string>();

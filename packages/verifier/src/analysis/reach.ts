@@ -1,6 +1,6 @@
 import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel } from '../model/program.js';
 import { frameElementsField, frameField } from '../model/program.js';
-import { visit } from '../spec/translate.js';
+import { visit } from '../model/visit.js';
 
 /** What a piece of code may touch, transitively through the methods it calls. */
 export interface Reach {

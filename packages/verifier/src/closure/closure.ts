@@ -7,7 +7,8 @@ import type { QueryLog, SolverSession, Trace } from '../solver-host/types.js';
 import {
     clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type SpecContext, type StateCondition,
 } from '../spec/environment.js';
-import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate, visit } from '../spec/translate.js';
+import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate } from '../spec/translate.js';
+import { visit } from '../model/visit.js';
 import { envState } from '../encode/env-step.js';
 import { Formulas, PRELUDE, type Ground, type State } from '../encode/formulas.js';
 

@@ -4,7 +4,8 @@ import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { TID, type Conjunct, type Invariant, type SpecContext } from '../spec/environment.js';
 import { LoweringError } from '../lower/lower.js';
-import { lowerUnit, namesThreads, programContext, simulationProgram, unitSpec, unitsOf, type ProgramContext, type Unit } from './program.js';
+import { checksOf, checkSpec, namesThreads, programContext, type Check, type ProgramContext } from './program-context.js';
+import { lowerCheck, simulationProgram, type LoweredCheck } from './stages.js';
 import type { SimSpec } from '../sim/simulate.js';
 import { vcgen } from '../vc/vcgen.js';
 import { runVC } from '../query/run.js';
@@ -12,11 +13,12 @@ import { closure, syntacticallyTransitive, type Closure } from '../closure/closu
 import type { QueryLog, SolverBackend, SolverSession, Trace } from '../solver-host/types.js';
 import { SolverFailure } from '../solver-host/types.js';
 import type { SeqProgram } from '../sim/seq.js';
+import type { Cmd } from '../il/il.js';
 import { printProgram } from '../sim/print.js';
-import type { UnitResult, VDiagnostic } from '../report/result.js';
+import type { CheckResult, VDiagnostic } from '../report/result.js';
 import { accessesOf, dedupe, findings, loopInvariantsOf, uncheckedDiagnostics as uncheckedOf, unknownDiagnostic } from '../report/findings.js';
 
-export type { UnitResult, VDiagnostic, VCode, UnknownReason } from '../report/result.js';
+export type { CheckResult, VDiagnostic, VCode, UnknownReason } from '../report/result.js';
 export { diagnosticText } from '../report/result.js';
 
 /**
@@ -48,7 +50,7 @@ export interface VerifyOptions {
 }
 
 export interface VerifyResult {
-    units: UnitResult[];
+    checks: CheckResult[];
     diagnostics: VDiagnostic[];
 }
 
@@ -57,7 +59,7 @@ export function oneLine(e: unknown): string {
     return (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 300);
 }
 
-/** Verify one program (checking.md, Theorem 1): every unit, in order. */
+/** Verify one program (checking.md, Theorem 1): every check, in order. */
 export async function verifyProgram(program: ProgramModel, options: VerifyOptions): Promise<VerifyResult> {
     let ctx: ProgramContext;
     try {
@@ -68,13 +70,13 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
         // the program-wide analyses failed: nothing of this program is checked, and it says so
         options.log?.(`internal error in the program of ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
         const range: Range = program.threads[0]?.nameRange ?? { file: program.files[0] ?? '', startLine: 0, startChar: 0, endLine: 0, endChar: 0 };
-        return { units: [], diagnostics: [{ range, severity: 'error', code: 'unknown', related: [], message: `this program was not checked: internal error (${oneLine(e)}); please report it` }] };
+        return { checks: [], diagnostics: [{ range, severity: 'error', code: 'unknown', related: [], message: `this program was not checked: internal error (${oneLine(e)}); please report it` }] };
     }
-    const units = unitsOf(ctx);
+    const checks = checksOf(ctx);
     const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
-    const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
+    const results = await inParallel(checks, options.concurrency ?? 1, u => runCheck(u, ctx, options));
     for (const r of results) diagnostics.push(...r.diagnostics);
-    return { units: results, diagnostics: dedupe(diagnostics) };
+    return { checks: results, diagnostics: dedupe(diagnostics) };
 }
 
 /** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
@@ -94,13 +96,13 @@ async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<
 /** The specifications of every thread and procedure check of a program (no solver involved): for hover and tests. */
 export function specifications(program: ProgramModel): Array<{ name: string; kind: 'thread' | 'abstraction'; env: Conjunct[]; inv: Invariant[]; tidConstraint: Term; vocab: Vocabulary; guards: SpecContext['guards']; spec: SpecContext }> {
     const ctx = programContext(program);
-    return unitsOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...unitSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards, spec: ctx.spec }));
+    return checksOf(ctx).filter(u => u.kind !== 'init').map(u => ({ name: u.name, kind: u.kind as 'thread' | 'abstraction', ...checkSpec(ctx, u), vocab: ctx.vocab, guards: ctx.spec.guards, spec: ctx.spec }));
 }
 
 /** Verify one check of a program (by its key, `CheckPlan.key`): what a check worker runs. */
-export async function verifyCheck(ctx: ProgramContext, key: string, options: VerifyOptions): Promise<UnitResult | undefined> {
-    const u = unitsOf(ctx).find(x => x.key === key);
-    return u ? verifyUnit(u, ctx, options) : undefined;
+export async function verifyCheck(ctx: ProgramContext, key: string, options: VerifyOptions): Promise<CheckResult | undefined> {
+    const u = checksOf(ctx).find(x => x.key === key);
+    return u ? runCheck(u, ctx, options) : undefined;
 }
 
 /** The infos about procedures no check covers (`unchecked`). */
@@ -108,42 +110,68 @@ export function uncheckedDiagnostics(ctx: ProgramContext): VDiagnostic[] {
     return uncheckedOf(ctx.vocab.allMethods() as MethodModel[], ctx.callers);
 }
 
-/** One check through the pipeline (stages 1-8). */
-async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions): Promise<UnitResult> {
-    const start = Date.now();
-    const { vocab, spec } = ctx;
-    const base: UnitResult = {
+/** A blank result of a check (what it becomes is filled in as it runs). */
+function blankResult(u: Check): CheckResult {
+    return {
         key: u.key, name: u.name, kind: u.kind, range: u.range, status: 'verified', timeMs: 0, solverMs: 0, queries: 0, diagnostics: [],
         environment: [], invariant: [], inferredLoopInvariants: [], loopInvariants: [], accesses: [], envStar: '',
     };
+}
+
+/**
+ * Stages 1-4 of one check: its lowered body, E(p) and I(p), E* (which may ask
+ * the solver), and its simulation-checking program. Fills in the result's
+ * E(p), I(p) and E* decision.
+ */
+async function simulate(u: Check, ctx: ProgramContext, options: VerifyOptions, timeLimitMs: number, base: CheckResult, log?: QueryLog): Promise<{ lowered: LoweredCheck; seq: SeqProgram }> {
+    const { vocab, spec } = ctx;
+    const lowered = lowerCheck(ctx, u);                                        // stage 1: atomic operations
+    if (u.kind === 'init') {
+        base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
+        const seq = simulationProgram(lowered, { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
+        return { lowered, seq };
+    }
+    const { env, inv, tidConstraint } = checkSpec(ctx, u);                    // stage 3: E(p), I(p)
+    base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
+    base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
+    const star = await closureOf(ctx, env, inv, tidConstraint, options, timeLimitMs, base, log);
+    base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
+        : star.exact ? 'E is reflexive and transitive: E* = E'
+            : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
+    const simSpec: SimSpec = { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
+    return { lowered, seq: simulationProgram(lowered, simSpec, inv) };           // stage 4: simulation-checking program
+}
+
+/**
+ * The intermediate stages of one check (by key), as the pipeline computes them:
+ * its lowered body (and the field initializers, for a thread), its E* decision
+ * and its simulation-checking program. For the stage tests and debugging.
+ */
+export async function checkStages(ctx: ProgramContext, key: string, options: VerifyOptions): Promise<{ init?: Cmd[]; body: Cmd[]; envStar: string; seq: SeqProgram } | undefined> {
+    const u = checksOf(ctx).find(x => x.key === key);
+    if (!u) return undefined;
+    const base = blankResult(u);
+    const { lowered, seq } = await simulate(u, ctx, options, options.timeLimitMs ?? 10_000, base);
+    return { init: lowered.init, body: lowered.body, envStar: base.envStar, seq };
+}
+
+/** One check through the pipeline (stages 1-8). */
+async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): Promise<CheckResult> {
+    const start = Date.now();
+    const base = blankResult(u);
     const timeLimitMs = options.timeLimitMs ?? 10_000;
     const log = options.dumpQueries?.(u.name);
-    const notDecided = (reason: UnitResult['unknown'] & object, why: string) => {
+    const notDecided = (reason: CheckResult['unknown'] & object, why: string) => {
         base.status = 'unknown';
         base.unknown = reason;
         base.diagnostics.push(unknownDiagnostic(u, why));
     };
     let session: SolverSession | undefined;
     try {
-        let seq: SeqProgram;
-        const lowered = lowerUnit(ctx, u);                                     // stage 1: atomic operations
-        if (u.kind === 'init') {
-            seq = simulationProgram(lowered, { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env: [], star: [], inv: [], guarantee: [], tid: TID, tidConstraint: T.TRUE }, ctx.invariants);
-            base.invariant = ctx.invariants.map(c => ({ text: c.text, origin: c.origin }));
-        } else {
-            const { env, inv, tidConstraint } = unitSpec(ctx, u);             // stage 3: E(p), I(p)
-            base.environment = env.map(c => ({ text: c.text, origin: c.origin }));
-            base.invariant = inv.map(c => ({ text: c.text, origin: c.origin }));
-            const star = await closureOf(ctx, env, inv, tidConstraint, options, timeLimitMs, base, log);
-            base.envStar = star.unknown ? `E* over-approximated by the built-in assumptions (solver: ${star.unknown})`
-                : star.exact ? 'E is reflexive and transitive: E* = E'
-                    : `E* over-approximated: not transitive, without ${star.dropped.map(c => c.text).join('; ')}${star.derived.length > 0 ? `; with ${star.derived.map(c => c.text).join('; ')}` : ''}`;
-            const simSpec: SimSpec = { vocab, guards: spec.guards, elementGuards: spec.elementGuards, notOwned: spec.notOwned, env, star: star.conjuncts, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint };
-            seq = simulationProgram(lowered, simSpec, inv);                    // stage 4: simulation-checking program
-        }
+        const { lowered, seq } = await simulate(u, ctx, options, timeLimitMs, base, log); // stages 1-4
         log?.(printProgram(seq).replace(/^/gm, '; '));
         const t0 = Date.now();
-        const vc = vcgen(vocab, seq);                                          // stages 5-6: VC
+        const vc = vcgen(ctx.vocab, seq);                                      // stages 5-6: VC
         options.trace?.(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
         // the solver is taken only now: while another check uses it, this one prepares its VC
         session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
@@ -151,7 +179,7 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures, ctx.program);           // stage 8
-        base.loopInvariants = loopInvariantsOf(vc.checks, result.live);
+        base.loopInvariants = loopInvariantsOf(vc.obligations, result.live);
         base.accesses = accessesOf(lowered.body, base.diagnostics);
         // Z3 says "canceled" both when its time-out fires and when its resource limit is reached
         const outOfTime = /time/i.test(result.reason ?? '') || (/cancel/i.test(result.reason ?? '') && (options.resourceLimit === undefined || (result.unknownAfterMs ?? 0) >= 0.9 * timeLimitMs));
@@ -191,23 +219,23 @@ async function verifyUnit(u: Unit, ctx: ProgramContext, options: VerifyOptions):
     return base;
 }
 
-/** A session that adds the time of its evals to the unit's solver time. */
-function timed(session: SolverSession, unit: UnitResult): SolverSession {
+/** A session that adds the time of its evals to the check's solver time. */
+function timed(session: SolverSession, result: CheckResult): SolverSession {
     return {
         eval: async (text: string) => {
             const t0 = Date.now();
             try {
                 return await session.eval(text);
             } finally {
-                unit.solverMs += Date.now() - t0;
+                result.solverMs += Date.now() - t0;
             }
         },
         close: () => session.close(),
     };
 }
 
-/** Units with the same E, I and thread ids share the E* decision (the unit that computes it counts its queries). */
-function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, options: VerifyOptions, timeLimitMs: number, unit: UnitResult, log?: QueryLog): Promise<Closure> {
+/** Checks with the same E, I and thread ids share the E* decision (the check that computes it counts its queries). */
+function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidConstraint: Term, options: VerifyOptions, timeLimitMs: number, result: CheckResult, log?: QueryLog): Promise<Closure> {
     // When no clause names a thread, E* is the same for every thread: one closure for all of them.
     if (!namesThreads(ctx, env, inv)) tidConstraint = T.cmp('>', TID, T.int(0));
     const key = `${T.key(tidConstraint)}|${env.map(c => `${c.origin}:${c.text}`).sort().join('|')}|${inv.map(c => c.text).sort().join('|')}`;
@@ -215,10 +243,10 @@ function closureOf(ctx: ProgramContext, env: Conjunct[], inv: Invariant[], tidCo
     if (!pending) {
         pending = (async () => {
             if (syntacticallyTransitive(env)) return closure(ctx.spec, env, inv, tidConstraint, undefined as never, log, { trace: options.trace });
-            const session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), unit);
+            const session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), result);
             try {
                 const c = await closure(ctx.spec, env, inv, tidConstraint, session, log, { trace: options.trace });
-                unit.queries += c.queries;
+                result.queries += c.queries;
                 return c;
             } finally {
                 session.close();

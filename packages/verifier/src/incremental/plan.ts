@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FieldModel, MethodModel, ProgramModel, Range } from '../model/program.js';
-import { lowerUnit, programContext, unitSpec, unitsOf, type ProgramContext, type Unit } from '../driver/program.js';
+import { checkSpec, checksOf, programContext, type Check, type ProgramContext } from '../driver/program-context.js';
+import { lowerCheck } from '../driver/stages.js';
 import { LoweringError } from '../lower/lower.js';
 import type { Cmd } from '../il/il.js';
 
@@ -50,17 +51,17 @@ export interface PlanOptions {
 /** The checks of a program with their fingerprints; cheap (no solver), so it runs after every edit. */
 export function planChecks(program: ProgramModel, options: PlanOptions): CheckPlan[] {
     const ctx = programContext(program);
-    return unitsOf(ctx).map(u => planUnit(ctx, u, options));
+    return checksOf(ctx).map(u => planCheck(ctx, u, options));
 }
 
-export function planUnit(ctx: ProgramContext, u: Unit, options: PlanOptions): CheckPlan {
+export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): CheckPlan {
     const ranges: Range[] = [u.range];
     const parts: string[] = [CHECKER_VERSION, JSON.stringify(options), u.key, u.thread ? `${u.thread.id ?? ''}/${u.thread.count ?? ''}` : ''];
     const add = (c: Canonical) => { parts.push(c.text); ranges.push(...c.ranges); };
     const inlines = new Set<string>();
     let error: string | undefined;
     try {
-        const lowered = lowerUnit(ctx, u);
+        const lowered = lowerCheck(ctx, u);
         collectInlined(lowered.body, inlines);
         const shared = programParts(ctx);
         add(shared.fields);
@@ -68,7 +69,7 @@ export function planUnit(ctx: ProgramContext, u: Unit, options: PlanOptions): Ch
         if (u.kind === 'init') {
             parts.push(canonical(ctx.invariants.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));
         } else {
-            const { env, inv, tidConstraint } = unitSpec(ctx, u);
+            const { env, inv, tidConstraint } = checkSpec(ctx, u);
             parts.push(canonical(tidConstraint, ranges));
             parts.push(canonical(env.map(c => ({ kind: c.kind, origin: c.origin, text: c.text, frames: c.frames, residual: c.residual, relation: c.relation, builtin: c.builtin, range: c.clause?.range })), ranges));
             parts.push(canonical(inv.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));

@@ -1,5 +1,5 @@
 import type { Range } from '../model/program.js';
-import type { UnitResult } from '../driver/verify.js';
+import type { CheckResult } from '../driver/verify.js';
 import type { CheckPlan } from './plan.js';
 
 /**
@@ -14,7 +14,7 @@ export type StoredRange = number | Range;
 /** A value with every Range replaced by a StoredRange. */
 type Stored<T> = T extends Range ? StoredRange : T extends Array<infer E> ? Array<Stored<E>> : T extends object ? { [K in keyof T]: Stored<T[K]> } : T;
 
-export type StoredResult = Stored<Omit<UnitResult, 'range'>> & { fingerprint: string };
+export type StoredResult = Stored<Omit<CheckResult, 'range'>> & { fingerprint: string };
 
 function isRange(x: unknown): x is Range {
     const r = x as Record<string, unknown>;
@@ -33,21 +33,21 @@ function mapRanges(x: unknown, f: (r: Range) => unknown): unknown {
     return x;
 }
 
-export function encodeResult(result: UnitResult, plan: CheckPlan): StoredResult {
+export function encodeResult(result: CheckResult, plan: CheckPlan): StoredResult {
     const { range: _range, ...rest } = result;
     void _range;
     const index = (r: Range): StoredRange => {
         const i = plan.ranges.findIndex(x => sameRange(x, r));
         return i >= 0 ? i : r;
     };
-    return { ...(mapRanges(rest, index) as Stored<Omit<UnitResult, 'range'>>), fingerprint: plan.fingerprint };
+    return { ...(mapRanges(rest, index) as Stored<Omit<CheckResult, 'range'>>), fingerprint: plan.fingerprint };
 }
 
 /** Where each range field of a stored result is (a number there is an index, not a count). */
 const RANGE_KEYS = new Set(['range']);
 
 /** The stored result at the positions of `plan` (which must have the same fingerprint). */
-export function decodeResult(stored: StoredResult, plan: CheckPlan): UnitResult {
+export function decodeResult(stored: StoredResult, plan: CheckPlan): CheckResult {
     const { fingerprint: _fp, ...rest } = stored;
     void _fp;
     const at = (r: StoredRange): Range => (typeof r === 'number' ? plan.ranges[r] ?? plan.range : r);
@@ -59,7 +59,7 @@ export function decodeResult(stored: StoredResult, plan: CheckPlan): UnitResult 
         }
         return x;
     };
-    return { ...(walk(rest) as Omit<UnitResult, 'range'>), range: plan.range };
+    return { ...(walk(rest) as Omit<CheckResult, 'range'>), range: plan.range };
 }
 
 const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invariant', 'env', 'abstraction', 'loop-invariant', 'unknown', 'unchecked']);

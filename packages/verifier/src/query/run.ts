@@ -1,15 +1,15 @@
 import type { QueryLog, SolverSession, Trace } from '../solver-host/types.js';
 import { SolverFailure } from '../solver-host/types.js';
 import { toSmt } from '../smt/term.js';
-import type { Check } from '../sim/seq.js';
+import type { Obligation } from '../sim/seq.js';
 import type { VC } from '../vc/vcgen.js';
 
-/** A check that fails, with the values that explain it. */
+/** An obligation that fails, with the values that explain it. */
 export interface Failure {
-    check: Check;
+    obligation: Obligation;
     /** Name → value in the failing state. */
     values: Array<[string, string]>;
-    /** What other threads did (their steps that changed what the check read). */
+    /** What other threads did (their steps that changed what the obligation read). */
     notes: string[];
 }
 
@@ -18,7 +18,7 @@ export interface RunResult {
     failures: Failure[];
     /** Loop invariants Houdini kept (loop label → texts). */
     inferred: Map<string, string[]>;
-    /** The candidate checks Houdini kept. */
+    /** The candidate obligations (ids) Houdini kept. */
     live: number[];
     queries: number;
     /** Why the solver could not decide (unknown). */
@@ -31,11 +31,11 @@ export interface RunResult {
 /**
  * Runs a VC (pipeline stage 7, solver side) in one incremental solver
  * session: the VC is sent once, then every query is a `check-sat-assuming`
- * over the checks' enable literals. Houdini first: candidate loop invariants
- * that a model falsifies are dropped until the rest is inductive (program
- * checks assumed meanwhile); then the program's checks: after each failure
- * the failing checks are assumed and the query repeated, so one VC reports
- * every failing check (Boogie-style).
+ * over the obligations' enable literals. Houdini first: candidate loop
+ * invariants that a model falsifies are dropped until the rest is inductive
+ * (program obligations assumed meanwhile); then the program's obligations:
+ * after each failure the failing ones are assumed and the query repeated, so
+ * one VC reports every failing obligation (Boogie-style).
  */
 export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace): Promise<RunResult> {
     const send = async (text: string) => {
@@ -47,20 +47,20 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
         if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;
     };
-    log?.(vc.checks.map(c => `; check ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
+    log?.(vc.obligations.map(c => `; obligation ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
-    const candidates = vc.checks.filter(c => c.kind === 'candidate');
+    const candidates = vc.obligations.filter(c => c.kind === 'candidate');
     const live = new Set(candidates.map(c => c.id));
     const disabled = new Set<number>();
     let queries = 0;
     const failures: Failure[] = [];
-    const literals = (phase: 'houdini' | 'checks') => vc.checks.map(c => {
+    const literals = (phase: 'houdini' | 'obligations') => vc.obligations.map(c => {
         const en = vc.enable.get(c.id)!;
-        const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'checks' && !disabled.has(c.id);
+        const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'obligations' && !disabled.has(c.id);
         return on ? en : `(not ${en})`;
     }).join(' ');
     let lastMs = 0;
-    const ask = async (phase: 'houdini' | 'checks'): Promise<string> => {
+    const ask = async (phase: 'houdini' | 'obligations'): Promise<string> => {
         if (Date.now() > deadline) return 'unknown (out of time)';
         queries++;
         const t0 = Date.now();
@@ -83,23 +83,23 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
                 live.clear();
                 break;
             }
-            const failing = await failingChecks(vc, send, c => c.kind === 'candidate' && live.has(c.id));
-            if (failing.length === 0) return { ...(await unknown('the counterexample names no failing check')), reason: 'internal: a model without a failing check' };
+            const failing = await failingObligations(vc, send, c => c.kind === 'candidate' && live.has(c.id));
+            if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
             for (const id of failing) live.delete(id);
-            trace?.(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.checks[id].info.message).join(' | ')}`);
+            trace?.(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.obligations[id].info.message).join(' | ')}`);
         }
     }
-    // The program's checks
+    // The program's obligations
     for (;;) {
-        const answer = await ask('checks');
+        const answer = await ask('obligations');
         if (answer === 'unsat') break;
         if (answer !== 'sat') return unknown(answer);
-        const failing = await failingChecks(vc, send, c => c.kind !== 'candidate' && !disabled.has(c.id));
-        if (failing.length === 0) return { ...(await unknown('the counterexample names no failing check')), reason: 'internal: a model without a failing check' };
+        const failing = await failingObligations(vc, send, c => c.kind !== 'candidate' && !disabled.has(c.id));
+        if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
         for (const id of failing) {
             disabled.add(id);
-            const check = vc.checks.find(c => c.id === id)!;
-            failures.push({ check, ...(await explain(vc, id, send)) });
+            const obligation = vc.obligations.find(c => c.id === id)!;
+            failures.push({ obligation, ...(await explain(vc, id, send)) });
         }
     }
     return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), live: [...live], queries };
@@ -123,7 +123,7 @@ async function reason(send: (t: string) => Promise<string>, answer: string): Pro
 
 function inferred(vc: VC, live: Set<number>): Map<string, string[]> {
     const out = new Map<string, string[]>();
-    for (const c of vc.checks) {
+    for (const c of vc.obligations) {
         if (c.kind !== 'candidate' || !live.has(c.id) || !c.loop) continue;
         const list = out.get(c.loop) ?? [];
         list.push(c.info.message.replace(/^candidate loop invariant /, ''));
@@ -132,24 +132,24 @@ function inferred(vc: VC, live: Set<number>): Map<string, string[]> {
     return out;
 }
 
-/** The checks (ids) whose error literal is true in the model. */
-async function failingChecks(vc: VC, send: (t: string) => Promise<string>, relevant: (c: Check) => boolean): Promise<number[]> {
-    const byId = new Map(vc.checks.map(c => [c.id, c]));
-    const names = [...vc.errors.entries()].filter(([, e]) => relevant(byId.get(e.check)!)).map(([name]) => name);
+/** The obligations (ids) whose error literal is true in the model. */
+async function failingObligations(vc: VC, send: (t: string) => Promise<string>, relevant: (c: Obligation) => boolean): Promise<number[]> {
+    const byId = new Map(vc.obligations.map(c => [c.id, c]));
+    const names = [...vc.errors.entries()].filter(([, e]) => relevant(byId.get(e.obligation)!)).map(([name]) => name);
     const found = new Set<number>();
     for (let k = 0; k < names.length; k += 2000) {
         const chunk = names.slice(k, k + 2000);
         const values = parseValueList(await send(`(get-value (${chunk.join(' ')}))\n`));
-        chunk.forEach((name, i) => { if (values[i] === 'true') found.add(vc.errors.get(name)!.check); });
+        chunk.forEach((name, i) => { if (values[i] === 'true') found.add(vc.errors.get(name)!.obligation); });
     }
     return [...found];
 }
 
-/** Values of the terms a failing check names, in the failing state, and the other threads' steps that changed what it read. */
+/** Values of the terms a failing obligation names, in the failing state, and the other threads' steps that changed what it read. */
 async function explain(vc: VC, id: number, send: (t: string) => Promise<string>): Promise<{ values: Array<[string, string]>; notes: string[] }> {
     const none = { values: [], notes: [] };
-    // the first error literal of the check that is true: its state
-    const errs = [...vc.errors.entries()].filter(([, e]) => e.check === id);
+    // the first error literal of the obligation that is true: its state
+    const errs = [...vc.errors.entries()].filter(([, e]) => e.obligation === id);
     let info = errs[0]?.[1];
     if (errs.length > 1) {
         const v = parseValueList(await send(`(get-value (${errs.map(e => e[0]).join(' ')}))\n`));

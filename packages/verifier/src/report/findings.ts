@@ -1,10 +1,10 @@
 import type { ProgramModel, Range } from '../model/program.js';
-import type { Check } from '../sim/seq.js';
+import type { Obligation } from '../sim/seq.js';
 import type { CheckInfo, Cmd } from '../il/il.js';
 import type { Failure } from '../query/run.js';
 import type { MethodModel, ThreadModel } from '../model/program.js';
-import { escapeControl } from '../text.js';
-import type { UnitResult, VDiagnostic } from './result.js';
+import { escapeControl } from './text.js';
+import type { CheckResult, VDiagnostic } from './result.js';
 
 // Pipeline stage 8: the solver's failures become diagnostics (with their
 // counterexamples as data), and the rest of a check's result is put in the
@@ -24,16 +24,16 @@ export function uncheckedDiagnostics(methods: MethodModel[], callers: Map<string
     return out;
 }
 
-export function unknownDiagnostic(u: { kind: UnitResult['kind']; name: string; range: Range }, why: string): VDiagnostic {
+export function unknownDiagnostic(u: { kind: CheckResult['kind']; name: string; range: Range }, why: string): VDiagnostic {
     const what = u.kind === 'thread' ? `thread ${u.name}` : u.kind === 'init' ? 'the initialization check' : `the abstraction check of ${u.name}`;
     return { range: u.range, severity: 'warning', code: 'unknown', related: [], message: `${what} is not verified: ${why}` };
 }
 
 /** The candidates Houdini kept, grouped by loop. */
-export function loopInvariantsOf(checks: Check[], live: number[]): UnitResult['loopInvariants'] {
-    const out: UnitResult['loopInvariants'] = [];
+export function loopInvariantsOf(obligations: Obligation[], live: number[]): CheckResult['loopInvariants'] {
+    const out: CheckResult['loopInvariants'] = [];
     for (const id of live) {
-        const c = checks[id];
+        const c = obligations[id];
         if (!c || c.kind !== 'candidate') continue;
         const text = c.info.message.replace(/^candidate loop invariant /, '');
         const loop = out.find(l => sameRange(l.range, c.info.range));
@@ -84,8 +84,8 @@ export function withoutImplied(texts: string[]): string[] {
 }
 
 /** The shared accesses of a lowered check, each stable unless a race was reported at it. */
-export function accessesOf(body: Cmd[], diagnostics: VDiagnostic[]): UnitResult['accesses'] {
-    const out: UnitResult['accesses'] = [];
+export function accessesOf(body: Cmd[], diagnostics: VDiagnostic[]): CheckResult['accesses'] {
+    const out: CheckResult['accesses'] = [];
     const racy = diagnostics.filter(d => d.code === 'race');
     const walk = (cmds: Cmd[]) => {
         for (const c of cmds) {
@@ -111,11 +111,11 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         : value;
     // A racy access is reported once, as race (checking.md): an env or invariant failure of
     // the same step is a consequence of the race and is not repeated.
-    const racyOps = new Set(failures.filter(f => f.check.info.code === 'race' && f.check.op !== undefined).map(f => f.check.op));
+    const racyOps = new Set(failures.filter(f => f.obligation.info.code === 'race' && f.obligation.op !== undefined).map(f => f.obligation.op));
     for (const failure of failures) {
         const f = { ...failure, values: failure.values.map(([n, v]): [string, string] => [n, named(n, v)]) };
-        const info = f.check.info;
-        if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.check.op)) continue;
+        const info = f.obligation.info;
+        if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.obligation.op)) continue;
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         const hint = missingStepHint(info, f.values);

@@ -30,7 +30,7 @@ export function diagnosticText(d: VDiagnostic): string {
 }
 
 /** One unit of work: a thread's check, a procedure's abstraction check, or the initialization check. */
-export interface UnitResult {
+export interface CheckResult {
     /** Stable key of the check (CheckPlan.key). */
     key: string;
     name: string;

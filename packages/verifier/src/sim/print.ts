@@ -5,7 +5,7 @@ import type { SCmd, SeqProgram } from './seq.js';
 export function printProgram(p: SeqProgram): string {
     const out: string[] = [];
     const label = (id: number) => {
-        const c = p.checks[id];
+        const c = p.obligations[id];
         return `#${id} ${c.kind === 'program' ? c.info.code : c.kind}`;
     };
     const walk = (cmds: SCmd[], indent: string) => {

@@ -13,6 +13,7 @@ import type { Conjunct } from '../spec/environment.js';
  */
 export type SCmd =
     | { k: 'assume'; cond: Term }
+    /** `check`: the id of the obligation asserted. */
     | { k: 'assert'; cond: Term; check: number }
     | { k: 'local'; var: string; value: Term }
     | { k: 'havocLocal'; vars: string[] }
@@ -49,27 +50,32 @@ export interface EnvStep {
 /** A loop invariant: user-written (checked, reported) or a Houdini candidate (dropped when it fails). */
 export interface LoopInv {
     cond: Term;
-    /** Check id asserted after each iteration (and on entry, unless `entryCheck` is given). */
+    /** Obligation id asserted after each iteration (and on entry, unless `entryCheck` is given). */
     check: number;
-    /** Check id asserted on entry (a written invariant: "does not hold on entry" is its own failure). */
+    /** Obligation id asserted on entry (a written invariant: "does not hold on entry" is its own failure). */
     entryCheck?: number;
     candidate: boolean;
     /** Text for hover ("inferred loop invariants"). */
     text: string;
 }
 
-export type CheckKind = 'program' | 'candidate' | 'user-invariant';
+export type ObligationKind = 'program' | 'candidate' | 'user-invariant';
 
-export interface Check {
+/**
+ * One assertion of the simulation-checking program (an *obligation*; a check
+ * has many): what it reports when it fails. The VC has an enable literal and an
+ * error literal per obligation.
+ */
+export interface Obligation {
     id: number;
-    kind: CheckKind;
+    kind: ObligationKind;
     info: CheckInfo;
-    /** For checks of an atomic operation: its id (to group race/env/invariant failures of one step). */
+    /** For obligations of an atomic operation: its id (to group race/env/invariant failures of one step). */
     op?: number;
     /** Candidates: the loop they belong to. */
     loop?: string;
     /**
-     * After a failure, execution goes on assuming the check held (implicit
+     * After a failure, execution goes on assuming the obligation held (implicit
      * runtime checks, assertions: a failure would stop the thread). A race does
      * not stop anything: it is reported and not assumed.
      */
@@ -78,7 +84,7 @@ export interface Check {
 
 export interface SeqProgram {
     body: SCmd[];
-    checks: Check[];
+    obligations: Obligation[];
     /** Every local the body uses, with its sort and static type. */
     locals: Map<string, LocalDecl>;
     /** The state variables the check involves (all others are left out of the VC). */

@@ -7,7 +7,7 @@ import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
-import type { Check, CheckKind, EnvStep, LoopInv, SCmd, SeqProgram } from './seq.js';
+import type { EnvStep, LoopInv, Obligation, ObligationKind, SCmd, SeqProgram } from './seq.js';
 import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameMaps, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
@@ -51,7 +51,7 @@ const ENTRY = 'entry';
  * `E*; race checks; X; guarantee; sim({p}X, W)`.
  */
 export class Simulator {
-    private readonly checks: Check[] = [];
+    private readonly obligations: Obligation[] = [];
     private readonly locals: Map<string, LocalDecl>;
     private readonly constants = new Map<string, Sort>();
     private inputs: string[] = [];
@@ -151,14 +151,14 @@ export class Simulator {
     }
 
     private program(body: SCmd[]): SeqProgram {
-        return { body, checks: this.checks, locals: this.locals, maps: this.maps, constants: this.constants, inputs: this.inputs };
+        return { body, obligations: this.obligations, locals: this.locals, maps: this.maps, constants: this.constants, inputs: this.inputs };
     }
 
     // ------------------------------------------------------------ helpers
 
-    private check(info: CheckInfo, kind: CheckKind = 'program', extra: Partial<Check> = {}, cond?: Term): number {
-        const id = this.checks.length;
-        this.checks.push({ id, kind, info: cond && kind !== 'candidate' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
+    private check(info: CheckInfo, kind: ObligationKind = 'program', extra: Partial<Obligation> = {}, cond?: Term): number {
+        const id = this.obligations.length;
+        this.obligations.push({ id, kind, info: cond && kind !== 'candidate' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
         return id;
     }
 

@@ -6,7 +6,8 @@ import * as T from '../smt/term.js';
 import type { BoundVar, Term } from '../smt/term.js';
 import { keyParams } from './abstraction.js';
 import type { ArrayOwnership } from '../analysis/arrays.js';
-import { hasPrime, mentionsThis, translate, visit, type TrContext } from './translate.js';
+import { hasPrime, mentionsThis, translate, type TrContext } from './translate.js';
+import { visit } from '../model/visit.js';
 
 /**
  * Environment assumptions as relations between two states (pipeline stage 3).

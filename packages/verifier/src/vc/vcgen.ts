@@ -2,7 +2,7 @@ import { typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
-import type { Check, EnvStep, SCmd, SeqProgram } from '../sim/seq.js';
+import type { EnvStep, Obligation, SCmd, SeqProgram } from '../sim/seq.js';
 import { EPOST, EPRE } from '../spec/environment.js';
 import { envState } from '../encode/env-step.js';
 import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } from '../encode/formulas.js';
@@ -18,23 +18,23 @@ import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } fro
  * is reached and fails. Every definition is a one-way implication, so a model
  * is a concrete failing execution.
  *
- * Each check has an enable literal: a disabled program check is assumed
- * instead of asserted (so repeated queries find every failing check), and a
- * Houdini candidate is dropped from its assertions and its assumptions.
+ * Each obligation has an enable literal: a disabled program obligation is
+ * assumed instead of asserted (so repeated queries find every failing one),
+ * and a Houdini candidate is dropped from its assertions and its assumptions.
  */
 export interface VC {
     /** Declarations and assertions, sent once per solver session. */
     script: string;
-    /** Enable literal per check id. */
+    /** Enable literal per obligation id. */
     enable: Map<number, string>;
-    checks: Check[];
-    /** Error literal → the check it reports and the values that explain it. */
+    obligations: Obligation[];
+    /** Error literal → the obligation it reports and the values that explain it. */
     errors: Map<string, ErrorInfo>;
 }
 
-/** An assertion's error literal: the check, and the terms (resolved at the assertion) that explain a failure. */
+/** An assertion's error literal: the obligation, and the terms (resolved at the assertion) that explain a failure. */
 export interface ErrorInfo {
-    check: number;
+    obligation: number;
     show: Array<[string, Term]>;
     changes: Array<{ name: string; before: Term; after: Term; line: number }>;
 }
@@ -72,12 +72,12 @@ class Generator {
     private readonly labels = new Map<string, End[]>();
     private readonly errors = new Map<string, ErrorInfo>();
     private readonly ground: Ground = new Map();
-    private readonly checkById: Map<number, Check>;
+    private readonly obligationById: Map<number, Obligation>;
     private tags = 0;
 
     constructor(vocab: Vocabulary, private readonly p: SeqProgram) {
         this.f = new Formulas(vocab);
-        this.checkById = new Map(p.checks.map(c => [c.id, c]));
+        this.obligationById = new Map(p.obligations.map(c => [c.id, c]));
     }
 
     run(): VC {
@@ -105,7 +105,7 @@ class Generator {
 
     private emit(entry: Block): VC {
         const enable = new Map<number, string>();
-        for (const c of this.p.checks) enable.set(c.id, `en!${c.id}`);
+        for (const c of this.p.obligations) enable.set(c.id, `en!${c.id}`);
         const roots = this.blocks.flatMap(b => b.stmts.map(st => st.cond));
         for (const e of this.errors.values()) {
             for (const [, t] of e.show) roots.push(t);
@@ -135,12 +135,12 @@ class Generator {
                     continue;
                 }
                 const en = enable.get(st.check!)!;
-                // exactly "reached, enabled and failing" in a model: one model shows every check it falsifies
+                // exactly "reached, enabled and failing" in a model: one model shows every obligation it falsifies
                 lines.push(`(declare-const ${st.err} Bool)`, `(assert (= ${st.err} (and ${point} ${en} (not ${cond}))))`);
                 errs.push(st.err!);
-                const check = this.checkById.get(st.check!)!;
+                const obligation = this.obligationById.get(st.check!)!;
                 // A candidate is assumed at the loop head, not after its check (one model refutes many).
-                if (check.kind !== 'candidate' && check.assumeAfter) next(cond);
+                if (obligation.kind !== 'candidate' && obligation.assumeAfter) next(cond);
             }
             endPoint.set(b.name, point);
         }
@@ -151,7 +151,7 @@ class Generator {
             lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
         }
         lines.push(`(assert (or ${errs.join(' ')} false))`);
-        return { script: lines.join('\n') + '\n', enable, checks: this.p.checks, errors: this.errors };
+        return { script: lines.join('\n') + '\n', enable, obligations: this.p.obligations, errors: this.errors };
     }
 
     // ------------------------------------------------------------ blocks and terms
@@ -192,7 +192,7 @@ class Generator {
     private assert(t: Term, check: number): void {
         const c = this.smt(t, 'assert');
         const err = `err!${this.errors.size}`;
-        const info = this.checkById.get(check)!.info;
+        const info = this.obligationById.get(check)!.info;
         const show: Array<[string, Term]> = [];
         for (const [name, term] of info.show ?? []) {
             try { show.push([name, this.f.resolve(term, this.scope())]); } catch { /* not resolvable here */ }
@@ -203,7 +203,7 @@ class Generator {
                 changes.push({ name: c.name, before: this.f.resolve(c.before, this.scope()), after: this.f.resolve(c.after, this.scope()), line: c.range.startLine + 1 });
             } catch { /* not resolvable here */ }
         }
-        this.errors.set(err, { check, show, changes });
+        this.errors.set(err, { obligation: check, show, changes });
         this.block().stmts.push({ kind: 'assert', cond: c, check, err });
     }
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ProgramModel, Range } from '../model/program.js';
-import type { UnitResult } from '../driver/verify.js';
+import type { CheckResult } from '../driver/verify.js';
 import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
 
 export interface CheckJob {
@@ -16,7 +16,7 @@ export interface CheckJob {
     /** CheckPlan.key */
     key: string;
     name: string;
-    kind: UnitResult['kind'];
+    kind: CheckResult['kind'];
     range: Range;
     options: CheckOptions;
     /** Lower runs first. */
@@ -25,7 +25,7 @@ export interface CheckJob {
     onStart?: () => void;
 }
 
-export type JobOutcome = { kind: 'result'; result: UnitResult } | { kind: 'cancelled' };
+export type JobOutcome = { kind: 'result'; result: CheckResult } | { kind: 'cancelled' };
 
 interface Queued {
     id: number;
@@ -269,7 +269,7 @@ export class CheckPool {
 }
 
 /** A check that did not finish: unknown (or error), with a warning at its name, never verified. */
-function failed(job: CheckJob, why: string, ms: number, status: UnitResult['status'] = 'unknown'): UnitResult {
+function failed(job: CheckJob, why: string, ms: number, status: CheckResult['status'] = 'unknown'): CheckResult {
     const what = job.kind === 'thread' ? `thread ${job.name}` : job.kind === 'init' ? 'the initialization check' : `the abstraction check of ${job.name}`;
     return {
         key: job.key, name: job.name, kind: job.kind, range: job.range, status, timeMs: ms, solverMs: 0, queries: 0,

@@ -1,7 +1,7 @@
 // Messages between the host (check-pool.ts) and a check worker (check-worker.ts).
 // Type-only module: the worker bundle must not pull in host code.
 import type { ProgramModel } from '../model/program.js';
-import type { UnitResult } from '../driver/verify.js';
+import type { CheckResult } from '../driver/verify.js';
 
 export interface CheckOptions {
     /** Limit per solver query (ms). */
@@ -23,7 +23,7 @@ export type HostToCheckWorker =
 
 export type CheckWorkerToHost =
     | { type: 'ready'; initMs: number; z3Version: string }
-    | { type: 'result'; id: number; result: UnitResult }
+    | { type: 'result'; id: number; result: CheckResult }
     | { type: 'cancelled'; id: number }
     /** The check could not run ('crash': the worker exits right after). */
     | { type: 'failure'; id: number; kind: 'crash' | 'error'; message: string }

@@ -8,7 +8,7 @@
 // z3-solver (never inlined whole).
 import { parentPort } from 'node:worker_threads';
 import type { ProgramModel } from '../model/program.js';
-import { programContext, type ProgramContext } from '../driver/program.js';
+import { programContext, type ProgramContext } from '../driver/program-context.js';
 import { verifyCheck } from '../driver/verify.js';
 import { sessionPrelude } from '../solver-host/pool.js';
 import type { SolverBackend, SolverSession } from '../solver-host/types.js';

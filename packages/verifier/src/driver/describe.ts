@@ -1,10 +1,10 @@
-import type { FieldModel, MethodModel, Range, ThreadModel } from '../model/program.js';
+import type { Expr, FieldModel, MethodModel, Range, ThreadModel } from '../model/program.js';
 import { frameField } from '../model/program.js';
 import { methodReach, threadReach } from '../analysis/reach.js';
-import { unitSpec, type ProgramContext } from '../driver/program.js';
+import { checkSpec, type Check, type ProgramContext } from './program-context.js';
 import { calvinText } from '../smt/calvin-text.js';
 import { clausesText } from '../spec/environment.js';
-import { visit } from '../spec/translate.js';
+import { visit } from '../model/visit.js';
 
 /**
  * What a thread or procedure assumes and guarantees (language.md §6), in words
@@ -52,8 +52,8 @@ export function describeMethod(ctx: ProgramContext, m: MethodModel): SpecDescrip
     return { ...d, kind: m.abstraction ? 'abstraction' : 'inlined' };
 }
 
-function describe(ctx: ProgramContext, u: Parameters<typeof unitSpec>[1], writes: Set<string>): SpecDescription {
-    const { env, inv, tidConstraint } = unitSpec(ctx, u);
+function describe(ctx: ProgramContext, u: Check, writes: Set<string>): SpecDescription {
+    const { env, inv, tidConstraint } = checkSpec(ctx, u);
     const environment: SpecItem[] = env.map(c => {
         const cls = c.field ? (c.field.isStatic ? undefined : c.field.owner) : c.clause && aboutObjects(c.clause.expr) ? c.className : undefined;
         return {
@@ -81,7 +81,7 @@ function describe(ctx: ProgramContext, u: Parameters<typeof unitSpec>[1], writes
 }
 
 /** A class clause that mentions `this` or an instance field holds for every object of the class. */
-function aboutObjects(e: import('../model/program.js').Expr): boolean {
+function aboutObjects(e: Expr): boolean {
     let found = false;
     visit(e, x => { if (x.kind === 'this' || x.kind === 'field' || x.kind === 'holder') found = true; });
     return found;

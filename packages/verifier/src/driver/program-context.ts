@@ -1,5 +1,6 @@
-import type { MethodModel, ProgramModel, Range, ThreadModel } from '../model/program.js';
-import { sortOfType, Vocabulary } from '../heap/vocabulary.js';
+import type { Expr, MethodModel, ProgramModel, Range, ThreadModel } from '../model/program.js';
+import { visit } from '../model/visit.js';
+import { Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from '../analysis/reach.js';
@@ -7,17 +8,12 @@ import { arrayOwnership } from '../analysis/arrays.js';
 import {
     allEnvironmentClauses, allInvariants, environmentOf, inferElementGuards, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
 } from '../spec/environment.js';
-import { Lowerer } from '../lower/lower.js';
-import { visit } from '../spec/translate.js';
-import { Simulator, type AbstractionTarget, type SimSpec } from '../sim/simulate.js';
-import type { SeqProgram } from '../sim/seq.js';
-import type { Cmd, LocalDecl } from '../il/il.js';
 import type { Closure } from '../closure/closure.js';
 
-// A program's checks (checking.md, Theorem 1) and what each needs before the
-// solver: E(p), I(p), the thread ids, the lowered body.
+// A program's checks (checking.md, Theorem 1), what they share (the program
+// context), and what each check assumes: E(p), I(p) and its thread ids.
 
-export interface Unit {
+export interface Check {
     /** Stable key of the check: `init`, `abstraction:C.m`, `thread:T`. */
     key: string;
     name: string;
@@ -57,12 +53,12 @@ export function programContext(program: ProgramModel): ProgramContext {
 }
 
 /** The checks of a program (Theorem 1): initialization, each procedure with an abstraction, each thread. */
-export function unitsOf(ctx: ProgramContext): Unit[] {
-    const units: Unit[] = [];
-    if (ctx.invariants.length > 0) units.push({ key: 'init', name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
-    for (const m of ctx.vocab.allMethods()) if (m.abstraction) units.push({ key: `abstraction:${m.id}`, name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
-    for (const t of ctx.program.threads) units.push({ key: `thread:${t.name}`, name: t.name, kind: 'thread', range: t.nameRange, thread: t });
-    return units;
+export function checksOf(ctx: ProgramContext): Check[] {
+    const checks: Check[] = [];
+    if (ctx.invariants.length > 0) checks.push({ key: 'init', name: 'initialization', kind: 'init', range: ctx.invariants[0].clause.range });
+    for (const m of ctx.vocab.allMethods()) if (m.abstraction) checks.push({ key: `abstraction:${m.id}`, name: m.id, kind: 'abstraction', range: m.nameRange, method: m });
+    for (const t of ctx.program.threads) checks.push({ key: `thread:${t.name}`, name: t.name, kind: 'thread', range: t.nameRange, thread: t });
+    return checks;
 }
 
 function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined): Term {
@@ -103,7 +99,7 @@ export function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], to
     return { fields, classes, topLevel: top };
 }
 
-function fieldsOfExpr(e: import('../model/program.js').Expr): string[] {
+function fieldsOfExpr(e: Expr): string[] {
     const out: string[] = [];
     visit(e, x => { if (x.kind === 'global' || x.kind === 'field') out.push(x.field); });
     return out;
@@ -124,7 +120,7 @@ export function invariantsFor(ctx: ProgramContext, reach: Reach, fields: Set<str
 }
 
 /** E(p), I(p) and the thread ids of a thread or procedure check. */
-export function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: Invariant[]; tidConstraint: Term } {
+export function checkSpec(ctx: ProgramContext, u: Check): { env: Conjunct[]; inv: Invariant[]; tidConstraint: Term } {
     const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
     const topLevel = u.thread !== undefined || reach.topLevel;
     const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
@@ -138,7 +134,7 @@ export function unitSpec(ctx: ProgramContext, u: Unit): { env: Conjunct[]; inv: 
 
 /** Whether E or I depends on which thread is checked: a clause or guard names a thread, or a guard is inferred from the threads that write. */
 export function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invariant[]): boolean {
-    const names = (e: import('../model/program.js').Expr) => {
+    const names = (e: Expr) => {
         let found = false;
         visit(e, x => { if (x.kind === 'threadId') found = true; });
         return found;
@@ -150,47 +146,4 @@ export function namesThreads(ctx: ProgramContext, env: Conjunct[], inv: Invarian
         if (g && g.clauses.some(w => names(w.expr))) return true;
     }
     return inv.some(i => names(i.clause.expr));
-}
-
-/** A check's body in the intermediate language (and the field initializers, for a thread). */
-export interface LoweredUnit {
-    unit: Unit;
-    init?: Cmd[];
-    body: Cmd[];
-    locals: Map<string, LocalDecl>;
-    /** For a procedure checked against its abstraction. */
-    target?: AbstractionTarget;
-}
-
-/** Lowering of one check (pipeline stage 1), independent of E* and of the solver. */
-export function lowerUnit(ctx: ProgramContext, u: Unit): LoweredUnit {
-    const vocab = ctx.vocab;
-    if (u.kind === 'init') {
-        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-        const body = init.lowerInit();
-        return { unit: u, body, locals: init.declaredLocals };
-    }
-    if (u.thread) {
-        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-        const initCmds = init.lowerInit();
-        const lower = new Lowerer(vocab, { kind: 'thread', tid: TID });
-        const body = lower.lowerThread(u.thread.body);
-        return { unit: u, init: initCmds, body, locals: new Map([...init.declaredLocals, ...lower.declaredLocals]) };
-    }
-    const m = u.method!;
-    const lower = new Lowerer(vocab, { kind: 'method', tid: TID });
-    const params = m.params.map(p => lower.fresh(p.id, sortOfType(p.type), p.type));
-    const thisName = m.isStatic || !m.owner ? undefined : lower.fresh('this', 'Ref', { kind: 'class', name: m.owner });
-    const thisTerm = thisName ? T.v(thisName, 'Ref') : undefined;
-    const resultVar = m.returnType.kind === 'void' ? undefined : lower.fresh('result', sortOfType(m.returnType), m.returnType);
-    const { cmds, exitLabel } = lower.lowerMethodBody(m, thisTerm, params, resultVar);
-    return { unit: u, body: cmds, locals: lower.declaredLocals, target: { method: m, thisTerm, params, resultVar, exitLabel } };
-}
-
-/** The simulation-checking program of a lowered check (pipeline stage 4). */
-export function simulationProgram(l: LoweredUnit, spec: SimSpec, invariants: Invariant[]): SeqProgram {
-    const sim = new Simulator(spec, l.locals);
-    if (l.unit.kind === 'init') return sim.initCheck(l.body, invariants);
-    if (l.target) return sim.abstraction(l.target, l.body);
-    return sim.thread(l.init ?? [], l.body);
 }
