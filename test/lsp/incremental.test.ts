@@ -39,11 +39,8 @@ function states(client: LspClient, uri: string): Array<[string, string, boolean]
 
 /** Send an edit and wait until its checks have finished. */
 async function edit(client: LspClient, uri: string, text: string, version: number): Promise<lsp.Diagnostic[]> {
-    const seen = client.published.length;
-    await client.change(uri, text, version);
-    // the front end's publication for this text says "verifying" until the checks are planned and done
-    await client.until(() => client.published.slice(seen).some(p => p.uri === uri && p.diagnostics.some(d => d.code === 'verifying')), 20_000);
-    return client.checksDone(uri, 120_000);
+    // the status says pending for this text until its checks are planned and done (never a diagnostic)
+    return client.editAndVerify(uri, text, version);
 }
 
 const ALL_VERIFIED = (cached: boolean): Array<[string, string, boolean]> => [
@@ -126,7 +123,7 @@ describe('incremental verification: the workspace', () => {
             const quiet = () => [...uris.values()].every(u => {
                 const d = client.latest.get(u);
                 const checks = client.status.get(u)?.checks ?? [];
-                return d !== undefined && !d.diagnostics.some(x => x.code === 'verifying') && checks.length > 0 && checks.every(final);
+                return d !== undefined && !client.status.get(u)?.pending && checks.length > 0 && checks.every(final);
             });
             assert.ok(await client.until(quiet, 180_000), 'every file of the workspace is verified');
             assert.deepEqual(publishedKeys(client, uris), cliDiagnostics(dir).keys);

@@ -23,6 +23,8 @@ export interface CheckStatus {
 export interface CheckStatusParams {
     uri: string;
     checks: CheckStatus[];
+    /** The results are not final yet: the document waits to be planned, or a check of its program is queued or running. */
+    pending?: boolean;
 }
 
 /** The state of one check of a program. */
