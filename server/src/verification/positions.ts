@@ -73,6 +73,11 @@ export function moveRange(r: Range, e: TextEdit): Range {
     return { start, end };
 }
 
+/** A region of code (a thread's or method's extent): it grows and shrinks with the edits inside it. */
+export function moveExtent(r: Range, e: TextEdit): Range {
+    return { start: movePosition(r.start, e), end: movePosition(r.end, e) };
+}
+
 /** Whether an edit touches a range (the edit starts inside it or spans it). */
 export function touches(r: Range, e: TextEdit): boolean {
     return compare(e.start, r.end) <= 0 && compare(e.oldEnd, r.start) >= 0;

@@ -424,14 +424,14 @@ export class VerificationService {
                 this.publisher.statusChanged(check.uri);
             },
         });
-        check.job = { id, fingerprint: plan.fingerprint, plan };
-        const edits = program.edits;
+        check.job = { id, fingerprint: plan.fingerprint, plan, edits: program.edits };
         this.publisher.progressStart();
         this.publisher.statusChanged(check.uri);
         const outcome = await done;
         this.publisher.progressStep();
         if (check.job?.id !== id) return; // replaced or cancelled: never shown
         const jobPlan = check.job.plan;
+        const edits = check.job.edits; // (a plan that kept the job since it was submitted moved this forward)
         check.job = undefined;
         if (outcome.kind === 'cancelled') {
             check.state = 'stale';
@@ -440,7 +440,7 @@ export class VerificationService {
         }
         const stored = encodeResult(outcome.result, plan);
         if (cache === 'store') this.cache.set(stored);
-        if (check.plan.fingerprint !== plan.fingerprint || program.edits !== edits) {
+        if (check.plan.fingerprint !== jobPlan.fingerprint || program.edits !== edits) {
             // The text changed meanwhile: whether the result is still the check's is known once the new
             // text is planned (it then comes from the cache). Until then it is not shown.
             check.state = 'stale';
