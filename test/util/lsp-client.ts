@@ -32,6 +32,10 @@ export interface LspClientOptions {
     rootPath?: string;
     /** Extra arguments after `lsp`. */
     args?: string[];
+    /** Another server to start with node (its script and arguments) instead of `calvin.cjs lsp` (the .vsix's server). */
+    server?: string[];
+    /** The server's working directory (default: the repository). */
+    cwd?: string;
     /** Time limit for `initialize` (ms). */
     initializeTimeoutMs?: number;
     /** Overrides of the client capabilities sent in `initialize`. */
@@ -124,8 +128,8 @@ export class LspClient {
     private readonly listeners = new Set<() => void>();
     private closed = false;
 
-    private constructor(args: string[]) {
-        this.process = spawn(process.execPath, [CLI, 'lsp', ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    private constructor(argv: string[], cwd: string) {
+        this.process = spawn(process.execPath, argv, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
         this.process.stderr.setEncoding('utf8');
         this.process.stderr.on('data', (chunk: string) => { this.stderr += chunk; });
         this.process.on('exit', (code, signal) => { this.exit = { code, signal }; });
@@ -156,7 +160,7 @@ export class LspClient {
 
     /** Spawn the server, `initialize` (with the workspace folder, if any) and send `initialized`. */
     static async start(options: LspClientOptions = {}): Promise<LspClient> {
-        const client = new LspClient(options.args ?? []);
+        const client = new LspClient(options.server ?? [CLI, 'lsp', ...(options.args ?? [])], options.cwd ?? ROOT);
         const rootUri = options.rootPath ? fileUri(options.rootPath) : null;
         const params: lsp.InitializeParams = {
             processId: process.pid,
