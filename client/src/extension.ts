@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { gutterIconSvg, gutterLines, gutterRuns, type GutterCheck, type GutterState } from './gutter.js';
 
 /** The client id: LanguageClient reads its trace level from `<id>.trace.server`. */
 const CLIENT_ID = 'calvin';
@@ -11,6 +12,7 @@ const CLIENT_NAME = 'Calvin';
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel | undefined;
 let status: VerificationStatus | undefined;
+let gutter: VerificationGutter | undefined;
 
 /** One check as `calvin/checkStatus` reports it (docs/protocol.md). */
 interface CheckStatus {
@@ -20,6 +22,73 @@ interface CheckStatus {
     state: 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
     cached: boolean;
     timeMs?: number;
+    range: GutterCheck['range'];
+    extent?: GutterCheck['range'];
+}
+
+/**
+ * The verification gutter (setting `calvin.verificationGutter`): per line of
+ * each checked thread or method, verified / failed here / checking / not
+ * checked, from `calvin/checkStatus` and the diagnostics (client/src/gutter.ts).
+ */
+class VerificationGutter implements vscode.Disposable {
+    private readonly types: Record<GutterState, vscode.TextEditorDecorationType>;
+    private readonly status = new Map<string, { checks: CheckStatus[]; pending: boolean }>();
+    private readonly subscriptions: vscode.Disposable[] = [];
+
+    constructor() {
+        const type = (s: GutterState, hover: string) => vscode.window.createTextEditorDecorationType({
+            gutterIconPath: vscode.Uri.parse(`data:image/svg+xml;base64,${Buffer.from(gutterIconSvg(s)).toString('base64')}`),
+            gutterIconSize: 'contain',
+            overviewRulerLane: vscode.OverviewRulerLane.Left,
+            ...(s === 'failed' ? { overviewRulerColor: '#f85149' } : {}),
+            ...({ hoverMessage: hover } as object),
+        });
+        this.types = {
+            verified: type('verified', 'Calvin: verified'), failed: type('failed', 'Calvin: fails here'),
+            checking: type('checking', 'Calvin: checking'), notChecked: type('notChecked', 'Calvin: not checked'),
+        };
+        this.subscriptions.push(
+            vscode.languages.onDidChangeDiagnostics(e => { for (const u of e.uris) this.refresh(u.toString()); }),
+            vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
+            vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('calvin.verificationGutter')) this.refreshAll(); }),
+        );
+    }
+
+    update(uri: string, checks: CheckStatus[], pending: boolean): void {
+        this.status.set(uri, { checks, pending });
+        this.refresh(uri);
+    }
+
+    clear(): void {
+        this.status.clear();
+        this.refreshAll();
+    }
+
+    private refreshAll(): void {
+        for (const e of vscode.window.visibleTextEditors) this.refresh(e.document.uri.toString());
+    }
+
+    private refresh(uri: string): void {
+        const on = vscode.workspace.getConfiguration('calvin').get<boolean>('verificationGutter', true);
+        for (const editor of vscode.window.visibleTextEditors) {
+            if (editor.document.uri.toString() !== uri) continue;
+            const st = this.status.get(uri);
+            const lines = on && st ? gutterLines(st.checks, vscode.languages.getDiagnostics(editor.document.uri).map(d => ({
+                range: { start: { line: d.range.start.line, character: d.range.start.character }, end: { line: d.range.end.line, character: d.range.end.character } },
+                severity: d.severity + 1, source: d.source,
+            })), st.pending) : new Map<number, GutterState>();
+            const runs = gutterRuns(lines);
+            for (const s of Object.keys(this.types) as GutterState[]) {
+                editor.setDecorations(this.types[s], runs[s].map(([a, b]) => new vscode.Range(a, 0, b, 0)));
+            }
+        }
+    }
+
+    dispose(): void {
+        for (const d of this.subscriptions) d.dispose();
+        for (const t of Object.values(this.types)) t.dispose();
+    }
 }
 
 /**
@@ -37,9 +106,12 @@ class VerificationStatus implements vscode.Disposable {
         this.item.show();
     }
 
-    update(uri: string, checks: CheckStatus[]): void {
+    private readonly pending = new Set<string>();
+
+    update(uri: string, checks: CheckStatus[], pending = false): void {
         if (checks.length === 0) this.checks.delete(uri);
         else this.checks.set(uri, checks);
+        if (pending) this.pending.add(uri); else this.pending.delete(uri);
         this.render();
     }
 
@@ -56,9 +128,10 @@ class VerificationStatus implements vscode.Disposable {
         const running = all.filter(c => c.state === 'running' || c.state === 'queued');
         let text = all.length === 0 ? 'Calvin' : `Calvin: ${verified}/${all.length} verified`;
         if (running.length > 0) text += `, checking ${running.find(c => c.state === 'running')?.name ?? running[0].name}…`;
+        else if (this.pending?.size > 0) text += ', checking…';
         else if (failed > 0) text += `, ${failed} failed`;
         else if (unknown > 0) text += `, ${unknown} not decided`;
-        const icon = running.length > 0 ? '$(sync~spin)' : failed > 0 ? '$(error)' : unknown > 0 ? '$(warning)' : all.length > 0 ? '$(check)' : '$(circle-outline)';
+        const icon = running.length > 0 || this.pending?.size > 0 ? '$(sync~spin)' : failed > 0 ? '$(error)' : unknown > 0 ? '$(warning)' : all.length > 0 ? '$(check)' : '$(circle-outline)';
         this.item.text = `${icon} ${text}`;
         this.item.tooltip = all.length === 0 ? 'Calvin: no checks yet' : all.map(c => `${c.name}: ${c.state}${c.cached ? ' (cached)' : ''}${c.timeMs !== undefined ? `, ${c.timeMs} ms` : ''}`).join('\n');
     }
@@ -106,12 +179,25 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
         },
         initializationOptions: calvinSettings(),
         outputChannel: channel,
+        middleware: {
+            // "Show the environment step": the server answers with Markdown; shown as a preview beside the code
+            executeCommand: async (command, args, next) => {
+                const result = await next(command, args);
+                if (command === 'calvin.counterexample.show' && result && typeof (result as { markdown?: unknown }).markdown === 'string') {
+                    await showMarkdown((result as { markdown: string }).markdown);
+                }
+                return result;
+            },
+        },
     };
     const newClient = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
     client = newClient;
     try {
         await newClient.start();
-        newClient.onNotification('calvin/checkStatus', (p: { uri: string; checks: CheckStatus[] }) => status?.update(p.uri, p.checks));
+        newClient.onNotification('calvin/checkStatus', (p: { uri: string; checks: CheckStatus[]; pending?: boolean }) => {
+            status?.update(p.uri, p.checks, p.pending === true);
+            gutter?.update(p.uri, p.checks, p.pending === true);
+        });
     } catch (err) {
         // A failed start must not surface as an activation exception: say what happened and where to look.
         client = undefined;
@@ -125,10 +211,17 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
     }
 }
 
+/** A Markdown text in a preview (an untitled document behind it, so nothing is written to disk). */
+async function showMarkdown(markdown: string): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', doc.uri);
+}
+
 async function stopClient(): Promise<void> {
     const current = client;
     client = undefined;
     status?.clear();
+    gutter?.clear();
     if (!current) return;
     try {
         // dispose() also stops a running client; the timeout keeps a hung server from blocking shutdown.
@@ -145,6 +238,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // One watcher for the extension's lifetime, shared by the clients of successive restarts.
     const watcher = vscode.workspace.createFileSystemWatcher('**/*.calvin');
     status = new VerificationStatus();
+    gutter = new VerificationGutter();
     // Client-side command ids differ from the server's (calvin.check.*), which the language client registers itself.
     const reverifyFile = async () => {
         const doc = vscode.window.activeTextEditor?.document;
@@ -156,6 +250,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         channel,
         watcher,
         status,
+        gutter,
         vscode.commands.registerCommand('calvin.reverifyFile', reverifyFile),
         vscode.commands.registerCommand('calvin.cancelVerification', cancel),
         vscode.commands.registerCommand('calvin.showStatusMenu', async () => {

@@ -5,7 +5,7 @@ import { AstNodeHoverProvider } from 'langium/lsp';
 import type { Hover, HoverParams } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
 import {
-    fieldId, isBuiltinMember, isStatic, methodId, precedingAnnotations, rangeOf, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses,
+    fieldId, isBuiltinMember, isMethodSpecClause, isStatic, methodId, precedingAnnotations, rangeOf, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses,
 } from '@calvin/language';
 import { describeField, describeMethod, describeThread, type ProgramContext } from '@calvin/verifier';
 import { verificationOf } from './calvin-lsp-module.js';
@@ -61,9 +61,9 @@ export class CalvinHoverProvider extends AstNodeHoverProvider {
             }
         }
         if (service) {
+            // a failure under the mouse: its environment step (as "Show the environment step" shows it)
             for (const d of service.diagnosticsAt(uri, params.position)) {
-                const table = counterexampleMarkdown(d);
-                if (table) sections.unshift(table);
+                if (counterexampleMarkdown(d)) sections.unshift(service.environmentStep(uri, d).markdown);
             }
         }
         return sections.length > 0 ? { contents: { kind: 'markdown', value: sections.join('\n\n') } } : undefined;
@@ -78,15 +78,18 @@ function verifierSections(service: VerificationService, uri: string, target: Ast
     if (ast.isThreadDecl(target) && isDeclaration) {
         const t = ctx?.program.threads.find(x => x.name === target.name);
         if (!ctx || !t) return unavailable;
-        return [...specMarkdown(describeThread(ctx, t), uri), ...checkLines(service.programChecksOf(uri).filter(c => c.plan.key === `thread:${t.name}`), service.settings.verifyOn)];
+        const d = describeThread(ctx, t);
+        return [...specMarkdown(d, uri), ...checkLines(service.programChecksOf(uri).filter(c => c.plan.key === `thread:${t.name}`), service.settings.verifyOn, d.threads)];
     }
     if (ast.isMethodDecl(target)) {
         if (!isDeclaration) return callSections(target, cst);
         const m = ctx ? findMethod(ctx, methodId(target)) : undefined;
         if (!ctx || !m) return unavailable;
-        const out = specMarkdown(describeMethod(ctx, m), uri);
+        const d = describeMethod(ctx, m);
+        const out = specMarkdown(d, uri);
         const checks = service.programChecksOf(uri);
-        if (m.abstraction) out.push(...checkLines(checks.filter(c => c.plan.key === `abstraction:${m.id}`), service.settings.verifyOn));
+        if (d.callers.length > 0) out.push(`*Called by ${d.callers.join(', ')}.*`);
+        if (m.abstraction) out.push(...checkLines(checks.filter(c => c.plan.key === `abstraction:${m.id}`), service.settings.verifyOn, d.threads));
         else {
             const by = checks.filter(c => c.plan.inlines.includes(m.id)).map(c => c.plan.name);
             out.push(by.length > 0 ? `Checked where it is inlined: ${by.join(', ')}.` : 'Not checked: no thread reaches it.');
@@ -157,8 +160,19 @@ function text(node: AstNode | undefined): string {
     return node?.$cstNode?.text ?? '';
 }
 
+/**
+ * The annotations of a method: the ones written before it, without the
+ * class-level clauses that happen to stand there (a class invariant, an
+ * environment clause, a ghost field).
+ */
 function annotationTexts(node: AstNode): string[] {
-    return precedingAnnotations(node).map(a => text(a));
+    const out: string[] = [];
+    for (const a of precedingAnnotations(node)) {
+        const own = a.clauses.filter(c => isMethodSpecClause(c));
+        if (own.length === 0) continue;
+        out.push(own.length === a.clauses.length ? text(a) : own.map(c => `//@ ${text(c).replace(/\s*\n\s*/g, ' ')}`).join('\n'));
+    }
+    return out;
 }
 
 export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): string[] {
@@ -199,8 +213,7 @@ export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): strin
             const t = node as ast.ThreadDecl;
             const id = ids.get(t);
             const instances = t.star ? 'any number of instances' : t.count !== undefined ? `${t.count} instances` : 'one instance';
-            return [code(`thread ${t.name}${t.star ? '[*]' : t.count !== undefined ? `[${t.count}]` : ''}`),
-                `*thread*, ${instances}${id !== undefined ? `; in annotations \`${t.name}\` is its id, \`${id}\`` : ''}`];
+            return [`**thread ${t.name}${t.star ? '[*]' : t.count !== undefined ? `[${t.count}]` : ''}**, ${instances}${id !== undefined ? `; in annotations \`${t.name}\` is its id, \`${id}\`` : ''}`];
         }
         case ast.ClassDecl.$type: {
             const c = node as ast.ClassDecl;

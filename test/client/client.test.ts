@@ -2,16 +2,22 @@
  * Tests of the VS Code extension in client/ that run without VS Code: the
  * TextMate grammar (tokenized with the same engine VS Code uses), the manifest,
  * the language configuration, the extension bundle (loaded with a stub `vscode`
- * module), the bundled server's stdio start-up, and the packaged .vsix.
+ * module), the bundled server's stdio start-up, the verification gutter's
+ * lines, and the packaged .vsix: unpacked into a temporary folder, its own
+ * server verifies an example over stdio (the CLI bundle cannot drift that way:
+ * it is not packaged, and every other end-to-end test runs it in place).
  */
-import { describe, it, before } from 'node:test';
+import { after, describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import * as rpc from 'vscode-jsonrpc/node';
+import { gutterIconSvg, gutterLines, gutterRuns } from '../../client/src/gutter.js';
+import { checkDiagnostics, fileUri, LspClient } from '../util/lsp-client.js';
 import { EXAMPLES, ROOT } from '../util/paths.js';
 
 const require = createRequire(import.meta.url);
@@ -216,7 +222,9 @@ describe('extension manifest (client/package.json)', () => {
 
     it('contributes the verification settings', () => {
         const props = manifest.contributes.configuration.properties;
-        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verifyOn']);
+        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verificationGutter', 'calvin.verifyOn']);
+        assert.equal(props['calvin.verificationGutter'].type, 'boolean');
+        assert.equal(props['calvin.verificationGutter'].default, true);
         assert.equal(props['calvin.timeLimitMs'].default, 10000);
         assert.deepEqual(props['calvin.verifyOn'].enum, ['change', 'save', 'never']);
     });
@@ -264,9 +272,16 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
         const statusItem = { created: false, shown: false, text: '', show() { this.shown = true; }, dispose() { /* nothing */ } };
         const disposable = { dispose() { /* nothing */ } };
         const channel = new Proxy({}, { get: () => () => undefined });
+        const decorations: unknown[] = [];
         const known: Record<string, unknown> = {
             StatusBarAlignment: { Left: 1, Right: 2 },
+            OverviewRulerLane: { Left: 1 },
+            Uri: { parse: (u: string) => ({ toString: () => u }) },
+            languages: { onDidChangeDiagnostics: () => disposable, getDiagnostics: () => [] },
             window: {
+                createTextEditorDecorationType: (o: unknown) => { decorations.push(o); return disposable; },
+                onDidChangeVisibleTextEditors: () => disposable,
+                visibleTextEditors: [],
                 createOutputChannel: () => channel,
                 showErrorMessage: async (message: string) => { errors.push(message); return undefined; },
                 setStatusBarMessage: () => disposable,
@@ -276,6 +291,7 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
             workspace: {
                 getConfiguration: () => ({ get: (_key: string, dflt: unknown) => dflt }),
                 createFileSystemWatcher: () => disposable,
+                onDidChangeConfiguration: () => disposable,
             },
         };
         // vscode-languageclient subclasses vscode classes at load time: any other member is a dummy class.
@@ -295,6 +311,7 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
             await ext.activate(context);
             assert.deepEqual([...commands.keys()].sort(), ['calvin.cancelVerification', 'calvin.restartServer', 'calvin.reverifyFile', 'calvin.showOutput', 'calvin.showStatusMenu']);
             assert.ok(statusItem.shown, 'the status-bar item is shown');
+            assert.equal(decorations.length, 4, 'the gutter has its four decorations (verified, failed, checking, not checked)');
             assert.match(statusItem.text, /Calvin/);
             assert.equal(errors.length, 1);
             assert.match(errors[0]!, /Calvin: the language server is missing .*npm run build/);
@@ -334,54 +351,109 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
     });
 });
 
+// ------------------------------------------------------------------ verification gutter
+
+describe('verification gutter (client/src/gutter.ts)', () => {
+    const r = (a: number, b: number) => ({ start: { line: a, character: 0 }, end: { line: b, character: 1 } });
+
+    it('paints each line of a check with its state, and the line of an error as failed', () => {
+        const lines = gutterLines([
+            { state: 'verified', range: r(1, 1), extent: r(1, 3) },
+            { state: 'failed', range: r(5, 5), extent: r(5, 8) },
+            { state: 'running', range: r(10, 10), extent: r(10, 11) },
+            { state: 'stale', range: r(13, 13), extent: r(13, 13) },
+            { state: 'unknown', range: r(14, 14) },
+        ], [
+            { range: r(6, 6), severity: 1, source: 'calvin' },
+            { range: r(7, 7), severity: 3, source: 'calvin' }, // an info: no mark
+            { range: r(2, 2), severity: 1, source: 'other' },  // another tool's
+        ]);
+        assert.deepEqual([...lines].sort((a, b) => a[0] - b[0]), [
+            [1, 'verified'], [2, 'verified'], [3, 'verified'],
+            [5, 'verified'], [6, 'failed'], [7, 'verified'], [8, 'verified'],
+            [10, 'checking'], [11, 'checking'],
+            [13, 'notChecked'], [14, 'notChecked'],
+        ]);
+        assert.deepEqual(gutterRuns(lines), { verified: [[1, 3], [5, 5], [7, 8]], failed: [[6, 6]], checking: [[10, 11]], notChecked: [[13, 14]] });
+    });
+
+    it('shows stale lines as being checked while the document is pending, and a failure wins over the rest', () => {
+        const lines = gutterLines([{ state: 'stale', range: r(0, 0), extent: r(0, 2) }, { state: 'verified', range: r(2, 2), extent: r(2, 4) }], [{ range: r(4, 4) }], true);
+        assert.deepEqual([...lines].sort((a, b) => a[0] - b[0]), [[0, 'checking'], [1, 'checking'], [2, 'checking'], [3, 'verified'], [4, 'failed']]);
+        for (const s of ['verified', 'failed', 'checking', 'notChecked'] as const) assert.match(gutterIconSvg(s), /^<svg [^>]*>.*<\/svg>$/);
+    });
+});
+
 // ------------------------------------------------------------------ packaging
 
-/** The entry names of a .zip file (read from its central directory; vsce writes no zip64). */
-function zipEntries(file: string): string[] {
+/** The entries of a .zip file (vsce writes no zip64): name → contents, inflated. */
+function unzip(file: string): Map<string, Buffer> {
     const buf = fs.readFileSync(file);
     let eocd = buf.length - 22;
     while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) eocd--;
     assert.ok(eocd >= 0, `${file} is not a zip file`);
     const count = buf.readUInt16LE(eocd + 10);
     let p = buf.readUInt32LE(eocd + 16);
-    const names: string[] = [];
+    const out = new Map<string, Buffer>();
     for (let i = 0; i < count; i++) {
         assert.equal(buf.readUInt32LE(p), 0x02014b50, 'central directory entry');
+        const method = buf.readUInt16LE(p + 10), size = buf.readUInt32LE(p + 20);
         const nameLength = buf.readUInt16LE(p + 28), extraLength = buf.readUInt16LE(p + 30), commentLength = buf.readUInt16LE(p + 32);
-        names.push(buf.toString('utf8', p + 46, p + 46 + nameLength));
+        const local = buf.readUInt32LE(p + 42);
+        const name = buf.toString('utf8', p + 46, p + 46 + nameLength);
+        assert.equal(buf.readUInt32LE(local), 0x04034b50, `local header of ${name}`);
+        const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+        const data = buf.subarray(start, start + size);
+        assert.ok(method === 0 || method === 8, `${name}: compression method ${method}`);
+        out.set(name, method === 0 ? Buffer.from(data) : zlib.inflateRawSync(data));
         p += 46 + nameLength + extraLength + commentLength;
     }
-    return names;
+    return out;
 }
 
-describe('packaging', { skip: NOT_BUILT }, () => {
-    it('vsce packages a .vsix with the bundles, grammar, configuration, README and LICENSE only', { timeout: 60000 }, () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-vsix-'));
-        try {
-            const vsix = path.join(dir, 'calvin.vsix');
-            const vsce = path.join(ROOT, 'node_modules/@vscode/vsce/vsce');
-            // stdin closed: a vsce confirmation prompt (e.g. about a missing LICENSE) fails instead of hanging.
-            const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix], {
-                cwd: CLIENT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 50000,
-            });
-            assert.equal(r.status, 0, `vsce failed:\n${r.stdout}\n${r.stderr}`);
-            assert.doesNotMatch(r.stdout + r.stderr, /WARNING/, 'vsce warned');
-            const files = zipEntries(vsix).filter(n => n.startsWith('extension/')).map(n => n.slice('extension/'.length)).sort();
-            assert.deepEqual(files, [
-                'LICENSE.txt',
-                'language-configuration.json',
-                'out/check-worker.cjs', // the server's check workers
-                'out/extension.cjs',
-                'out/server.cjs',
-                'out/z3-built.js',      // the verifier's solver (z3 compiled to wasm) and its worker
-                'out/z3-built.wasm',
-                'out/z3-worker.cjs',
-                'package.json',
-                'readme.md',
-                'syntaxes/calvin.tmLanguage.json',
-            ]);
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
+describe('packaging: the .vsix verifies', { skip: NOT_BUILT }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-vsix-'));
+    let client: LspClient | undefined;
+    after(async () => {
+        await client?.shutdown();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('vsce packages the extension; its own server, unpacked elsewhere, reports the exact verification diagnostics', { timeout: 240_000 }, async () => {
+        const vsix = path.join(dir, 'calvin.vsix');
+        const vsce = path.join(ROOT, 'node_modules/@vscode/vsce/vsce');
+        // stdin closed: a vsce confirmation prompt (e.g. about a missing LICENSE) fails instead of hanging.
+        const r = spawnSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix], {
+            cwd: CLIENT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
+        });
+        assert.equal(r.status, 0, `vsce failed:\n${r.stdout}\n${r.stderr}`);
+        assert.doesNotMatch(r.stdout + r.stderr, /WARNING/, 'vsce warned');
+        // unpacked outside the repository: no node_modules to fall back on, as in a user's VS Code
+        const unpacked = path.join(dir, 'unpacked');
+        for (const [name, data] of unzip(vsix)) {
+            if (name.endsWith('/')) continue;
+            fs.mkdirSync(path.dirname(path.join(unpacked, name)), { recursive: true });
+            fs.writeFileSync(path.join(unpacked, name), data);
         }
+        const manifestInVsix = JSON.parse(fs.readFileSync(path.join(unpacked, 'extension/package.json'), 'utf8'));
+        const server = path.join(unpacked, 'extension/out/server.cjs');
+        assert.ok(fs.existsSync(path.join(unpacked, 'extension', manifestInVsix.main)), `the entry point ${manifestInVsix.main} is packaged`);
+        assert.ok(fs.existsSync(server), 'out/server.cjs is packaged');
+        // as the extension starts it (TransportKind.stdio: `node out/server.cjs --stdio`), from a folder without node_modules
+        client = await LspClient.start({ server: [server, '--stdio'], cwd: unpacked, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        const file = path.join(EXAMPLES, 'simple_lock_unlocked.calvin');
+        const uri = fileUri(file);
+        await client.open(uri, fs.readFileSync(file, 'utf8'));
+        const diagnostics = await client.checksDone(uri, 180_000, 5);
+        checkDiagnostics(diagnostics, [
+            { code: 'race', range: [22, 2, 22, 3], message: 'read of x may race' },
+            { code: 'assert', range: [23, 2, 23, 15], message: "assertion 'x > 0' may fail" },
+            { code: 'race', range: [23, 9, 23, 10], message: 'read of x may race' },
+        ]);
+        assert.deepEqual(client.status.get(uri)?.checks.map(c => [c.name, c.state]), [
+            ['initialization', 'verified'], ['Mutex.acquire', 'verified'], ['Mutex.release', 'verified'], ['T1', 'failed'], ['T2', 'verified'],
+        ]);
+        assert.deepEqual(client.errorLogs(), []);
+        assert.doesNotMatch(client.stderr, /not found|cannot find|could not start/i);
     });
 });

@@ -39,11 +39,8 @@ function states(client: LspClient, uri: string): Array<[string, string, boolean]
 
 /** Send an edit and wait until its checks have finished. */
 async function edit(client: LspClient, uri: string, text: string, version: number): Promise<lsp.Diagnostic[]> {
-    const seen = client.published.length;
-    await client.change(uri, text, version);
-    // the front end's publication for this text says "verifying" until the checks are planned and done
-    await client.until(() => client.published.slice(seen).some(p => p.uri === uri && p.diagnostics.some(d => d.code === 'verifying')), 20_000);
-    return client.checksDone(uri, 120_000);
+    // the status says pending for this text until its checks are planned and done (never a diagnostic)
+    return client.editAndVerify(uri, text, version);
 }
 
 const ALL_VERIFIED = (cached: boolean): Array<[string, string, boolean]> => [
@@ -126,7 +123,7 @@ describe('incremental verification: the workspace', () => {
             const quiet = () => [...uris.values()].every(u => {
                 const d = client.latest.get(u);
                 const checks = client.status.get(u)?.checks ?? [];
-                return d !== undefined && !d.diagnostics.some(x => x.code === 'verifying') && checks.length > 0 && checks.every(final);
+                return d !== undefined && !client.status.get(u)?.pending && checks.length > 0 && checks.every(final);
             });
             assert.ok(await client.until(quiet, 180_000), 'every file of the workspace is verified');
             assert.deepEqual(publishedKeys(client, uris), cliDiagnostics(dir).keys);
@@ -419,12 +416,22 @@ describe('hover and quick fixes from the verifier', () => {
         const md = (hover.contents as lsp.MarkupContent).value;
         const block = /\*\*E\(T1\)\*\*[^`]*```calvin\n([\s\S]*?)```/.exec(md)?.[1] ?? '';
         const lines = block.split('\n');
-        const origin = (conjunct: string) => lines[lines.indexOf(`${conjunct};`) - 1];
-        assert.match(origin("Mutex.m == tid ==> x' == x") ?? '', /^\/\/ environment of the program \(line 24\)/, md);
-        assert.match(origin("m == tid ==> m' == m") ?? '', /^\/\/ environment of class Mutex \(line 5\)/, md);
+        // grouped by location, the origin after each conjunct; no tautology, no internal name
+        assert.ok(lines.includes("Mutex.m == tid ==> x' == x;  // environment of the program (line 24)"), md);
+        assert.ok(lines.includes("m == tid ==> m' == m;  // environment of class Mutex (line 5)"), md);
+        assert.equal(lines[lines.indexOf("Mutex.m == tid ==> x' == x;  // environment of the program (line 24)") - 1], '// x', md);
+        assert.equal(lines[lines.indexOf("m == tid ==> m' == m;  // environment of class Mutex (line 5)") - 1], '// Mutex.m', md);
+        assert.doesNotMatch(md, /\\exists/, 'the inferred protections every other thread has are left out');
+        assert.ok(md.split('\n').length <= 20, `T1's hover has ${md.split('\n').length} lines:\n${md}`);
         assert.match(md, /\*\*I\(T1\)\*\*[\s\S]*Mutex\.m == 0 ==> x >= 0;/);
         assert.match(md, /\*\*Guarantee\*\*/);
-        assert.match(md, /Check T1: ✓ verified/);
+        assert.match(md, /Check T1 \(for `tid == 1`\): ✓ verified/);
+        // a method's hover shows its own annotations, not the class's clauses above it
+        const acquire = SIMPLE_LOCK.split('\n').findIndex(l => l.includes('static void acquire()'));
+        const h3 = await client.request<lsp.Hover>('textDocument/hover', { textDocument: { uri }, position: { line: acquire, character: SIMPLE_LOCK.split('\n')[acquire].indexOf('acquire') } });
+        const m3 = (h3.contents as lsp.MarkupContent).value;
+        assert.match(m3, /step \[m\] m == 0 && m' == tid;/);
+        assert.doesNotMatch(m3.split('**E(')[0], /environment m == tid/, m3);
         // on the call: the abstraction inlined there
         const call = SIMPLE_LOCK.split('\n').findIndex((l, i) => i > line && l.includes('Mutex.acquire()'));
         const h2 = await client.request<lsp.Hover>('textDocument/hover', { textDocument: { uri }, position: { line: call, character: SIMPLE_LOCK.split('\n')[call].indexOf('acquire') } });
@@ -458,7 +465,8 @@ describe('hover and quick fixes from the verifier', () => {
         const race = diags.find(d => d.code === 'race');
         assert.ok(race, JSON.stringify(diags.map(d => [d.code, d.message])));
         const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: race.range, context: { diagnostics: [race] } });
-        assert.deepEqual(actions.map(a => a.title), ["Add 'writable_if Mutex.m == tid' to x", 'Declare x volatile']);
+        // x++ is a read-modify-write: no volatile (it would lose updates silently)
+        assert.deepEqual(actions.map(a => a.title), ["Add 'writable_if Mutex.m == tid' to x"]);
         const [e] = actions[0].edit!.changes![uri];
         const lines = text.split('\n');
         const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;

@@ -109,12 +109,12 @@ describe('soak: 1,000 random edits with verification on change', () => {
         }
         assert.equal(answered, asked, 'every request was answered');
 
-        // Quiet: every file's checks finished (or stale behind front-end errors), no "verifying".
+        // Quiet: every file's checks finished (or stale behind front-end errors), nothing pending.
         const quiet = () => names.every(n => {
             const uri = uris.get(n)!;
             const d = client.latest.get(uri);
             const checks = client.status.get(uri)?.checks ?? [];
-            return d !== undefined && !d.diagnostics.some(x => x.code === 'verifying') && checks.every(c => c.state !== 'queued' && c.state !== 'running');
+            return d !== undefined && !client.status.get(uri)?.pending && checks.every(c => c.state !== 'queued' && c.state !== 'running');
         });
         assert.ok(await client.until(quiet, 240_000), 'the server settles');
         await new Promise(r => setTimeout(r, 1000));

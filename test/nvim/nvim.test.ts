@@ -138,3 +138,36 @@ describe('Neovim (headless) as an LSP client', needs('nvim', 'apt-get install -y
         assert.deepEqual(event('stopped')?.exit, { code: 0, signal: 0 }, context());
     });
 });
+
+describe('Neovim applies "Add writable_if" and gets a verified program', needs('nvim', 'apt-get install -y neovim'), () => {
+    it('on an unannotated lock-protected counter, in one step', { timeout: 180_000 }, async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-nvim-fix-'));
+        try {
+            const file = path.join(dir, 'counter.calvin');
+            fs.writeFileSync(file, [
+                'class Lock {', '  static volatile int m = 0;', '  static void acquire() { while (!cas(m, 0, tid)) { } }', '  static void release() { m = 0; }', '}',
+                'int count = 0;',
+                'thread T1 { Lock.acquire(); count = count + 1; Lock.release(); }',
+                'thread T2 { Lock.acquire(); count = count + 1; Lock.release(); }', '',
+            ].join('\n'));
+            const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'quickfix.lua');
+            const child = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${script}`], {
+                cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
+                env: { ...process.env, CALVIN_NODE: process.execPath, CALVIN_CLI: CLI, CALVIN_ROOT: dir, CALVIN_FILE: file, CALVIN_TIMEOUT_MS: '90000' },
+            });
+            let out = '';
+            child.stdout.on('data', d => { out += d; });
+            child.stderr.on('data', d => { out += d; });
+            const code = await new Promise<number | null>(resolve => child.on('exit', c => resolve(c)));
+            const events = out.split('\n').filter(l => l.startsWith('CALVIN-NVIM ')).map(l => JSON.parse(l.slice('CALVIN-NVIM '.length)) as { event: string; count?: number; titles?: string[]; text?: string; checks?: Array<{ name: string; state: string }> });
+            assert.equal(code, 0, out);
+            assert.deepEqual(events.map(e => e.event), ['diagnostics', 'actions', 'verified'], out);
+            assert.equal(events[0].count, 4);
+            assert.deepEqual(events[1].titles, ["Add 'writable_if Lock.m == tid' to count (and 'environment m == tid ==> m' == m')"]);
+            assert.deepEqual(events[2].checks!.map(c => [c.name, c.state]), [['T1', 'verified'], ['T2', 'verified']]);
+            assert.match(events[2].text!, /\/\/@ writable_if Lock\.m == tid;\nint count = 0;/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

@@ -25,13 +25,17 @@ export interface CheckStatus {
     cached: boolean;
     timeMs?: number;
 }
-export interface CheckStatusParams { uri: string; checks: CheckStatus[] }
+export interface CheckStatusParams { uri: string; checks: CheckStatus[]; pending?: boolean }
 
 export interface LspClientOptions {
     /** The workspace folder (a directory path); omitted: no workspace folder. */
     rootPath?: string;
     /** Extra arguments after `lsp`. */
     args?: string[];
+    /** Another server to start with node (its script and arguments) instead of `calvin.cjs lsp` (the .vsix's server). */
+    server?: string[];
+    /** The server's working directory (default: the repository). */
+    cwd?: string;
     /** Time limit for `initialize` (ms). */
     initializeTimeoutMs?: number;
     /** Overrides of the client capabilities sent in `initialize`. */
@@ -124,8 +128,8 @@ export class LspClient {
     private readonly listeners = new Set<() => void>();
     private closed = false;
 
-    private constructor(args: string[]) {
-        this.process = spawn(process.execPath, [CLI, 'lsp', ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    private constructor(argv: string[], cwd: string) {
+        this.process = spawn(process.execPath, argv, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
         this.process.stderr.setEncoding('utf8');
         this.process.stderr.on('data', (chunk: string) => { this.stderr += chunk; });
         this.process.on('exit', (code, signal) => { this.exit = { code, signal }; });
@@ -156,7 +160,7 @@ export class LspClient {
 
     /** Spawn the server, `initialize` (with the workspace folder, if any) and send `initialized`. */
     static async start(options: LspClientOptions = {}): Promise<LspClient> {
-        const client = new LspClient(options.args ?? []);
+        const client = new LspClient(options.server ?? [CLI, 'lsp', ...(options.args ?? [])], options.cwd ?? ROOT);
         const rootUri = options.rootPath ? fileUri(options.rootPath) : null;
         const params: lsp.InitializeParams = {
             processId: process.pid,
@@ -287,22 +291,34 @@ export class LspClient {
 
     /**
      * Wait until every check of `uri` has a final state (not stale, queued or
-     * running) and its latest diagnostics no longer say "verifying"; returns
-     * the latest diagnostics. `minChecks`: how many checks the file has.
+     * running) and its status says nothing is pending (the server publishes
+     * a document's diagnostics before its status); returns the latest
+     * diagnostics. `minChecks`: how many checks the file has.
      */
     async checksDone(uri: string, timeoutMs = 60_000, minChecks = 1): Promise<Diagnostic[]> {
         const FINAL = new Set(['verified', 'failed', 'unknown', 'error']);
         const done = () => {
             const st = this.status.get(uri);
             const diags = this.latest.get(uri);
-            return st !== undefined && st.checks.length >= minChecks && st.checks.every(c => FINAL.has(c.state))
-                && diags !== undefined && !diags.diagnostics.some(d => d.code === 'verifying');
+            return st !== undefined && !st.pending && st.checks.length >= minChecks && st.checks.every(c => FINAL.has(c.state))
+                && diags !== undefined;
         };
         if (!(await this.until(done, timeoutMs))) {
-            throw new Error(`the checks of ${uri} did not finish within ${timeoutMs} ms: ${JSON.stringify(this.status.get(uri)?.checks.map(c => [c.name, c.state]))}`
+            throw new Error(`the checks of ${uri} did not finish within ${timeoutMs} ms (pending: ${this.status.get(uri)?.pending}): ${JSON.stringify(this.status.get(uri)?.checks.map(c => [c.name, c.state]))}`
                 + `; diagnostics: ${JSON.stringify(this.latest.get(uri)?.diagnostics.map(d => [d.code, d.range.start.line]))}${this.diagnosticsForFailure()}`);
         }
         return this.latest.get(uri)!.diagnostics;
+    }
+
+    /**
+     * Send a whole-text change and wait until its checks are done: the status
+     * says pending for the new text, then final (see checksDone).
+     */
+    async editAndVerify(uri: string, text: string, version: number, timeoutMs = 120_000, minChecks = 1): Promise<Diagnostic[]> {
+        const seen = this.statusLog.length;
+        await this.change(uri, text, version);
+        await this.until(() => this.statusLog.slice(seen).some(p => p.uri === uri && p.pending === true), 20_000);
+        return this.checksDone(uri, timeoutMs, minChecks);
     }
 
     /** A request with a time-out; errors carry the server's stderr. */

@@ -1,18 +1,21 @@
-// Code actions (issue 4): "Insert abstraction stub" (on a call to a method
-// without abstraction, on such a method's declaration, on an `abstraction` or
-// `unchecked` diagnostic), "Add writable_if" and "Declare volatile" (on a race
-// at a field without writable_if), "Show the environment step" (on an
-// invariant/env failure) and "Re-run with a longer time limit" (on unknown).
+// Code actions (issues 4 and 12): "Insert abstraction stub" (on a call to a
+// method without abstraction, on such a method's declaration, on an
+// `abstraction` or `unchecked` diagnostic), "Add writable_if" and "Declare
+// volatile" (on a race at a field without writable_if: race-fixes.ts), "Show
+// the environment step" (on a failure with a counterexample) and "Re-run with
+// a longer time limit" (on unknown). Identical actions (the same fix reached
+// from several diagnostics) are offered once, and no two actions share a title.
 import type { AstNode, LangiumDocument, LangiumDocuments } from 'langium';
 import { AstUtils, CstUtils } from 'langium';
 import type { CodeActionProvider, LangiumServices } from 'langium/lsp';
 import { CodeActionKind, type CodeAction, type CodeActionParams, type Command, type Diagnostic, type TextEdit } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
-import { BUILTIN_URI, enclosingMethod, hasAbstraction, isInAnnotation, methodSpec, programOf, writableIfClauses } from '@calvin/language';
+import { BUILTIN_URI, enclosingMethod, hasAbstraction, isInAnnotation, methodSpec, precedingAnnotations, programOf } from '@calvin/language';
 import { COMMANDS } from '../verification/lsp-features.js';
 import { verificationOf } from '../calvin-lsp-module.js';
-import { calleeOf, factsBefore, Facts, ProgramIndex } from './facts.js';
-import { locText, locToCallee, pathOf, scopeOf, type Field, type Loc } from './locations.js';
+import { calleeOf, ProgramIndex } from './facts.js';
+import { type Field } from './locations.js';
+import { raceFixes, type RaceFix } from './race-fixes.js';
 import { abstractionStub, stubText } from './stub.js';
 
 export class CalvinCodeActionProvider implements CodeActionProvider {
@@ -61,7 +64,12 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
                 case 'abstraction': stub(callAt(at, d) ?? (at ? enclosingMethod(at) : undefined), d); break;
                 case 'unchecked': stub(at ? AstUtils.getContainerOfType(at, ast.isMethodDecl) : undefined, d); break;
                 case 'race': actions.push(...(attempt('Add writable_if', () => this.raceActions(at, index, d)) ?? [])); break;
-                case 'invariant': case 'env':
+                default: break;
+            }
+            switch (String(d.code)) {
+                case 'invariant': case 'env': case 'race': case 'assert': case 'null': case 'bounds': case 'div-zero': case 'loop-invariant':
+                    // (elsewhere than invariant and env failures: when another thread's step changed what the check read)
+                    if (d.code !== 'invariant' && d.code !== 'env' && !((d.data as { counterexample?: { notes?: string[] } } | undefined)?.counterexample?.notes?.length)) break;
                     actions.push({
                         title: 'Show the environment step', kind: CodeActionKind.QuickFix, diagnostics: [d],
                         command: { title: 'Show the environment step', command: COMMANDS.showCounterexample, arguments: [document.uri.toString(), d] },
@@ -82,7 +90,7 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             const m = AstUtils.getContainerOfType(node, ast.isMethodDecl);
             if (m && !hasAbstraction(m) && !inBody(m, offset)) stub(m);
         }
-        return actions;
+        return distinct(actions);
     }
 
     private indexFor(document: LangiumDocument): ProgramIndex {
@@ -113,7 +121,11 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             edit = { range: { start: from, end: doc.textDocument.positionAt(whole.end) }, newText: inner };
             title = `Replace the abstraction of '${m.name}' with a stub from its body`;
         } else {
-            edit = { range: { start: { line: start.line, character: 0 }, end: { line: start.line, character: 0 } }, newText: body + '\n' };
+            // directly above the method; a class-level annotation right above it (an invariant) keeps a blank line between
+            const above = precedingAnnotations(m);
+            const glued = above.length > 0 && above[above.length - 1].$cstNode !== undefined
+                && doc.textDocument.positionAt(above[above.length - 1].$cstNode!.end).line === start.line - 1;
+            edit = { range: { start: { line: start.line, character: 0 }, end: { line: start.line, character: 0 } }, newText: (glued ? '\n' : '') + body + '\n' };
         }
         return {
             title, kind: diagnostic ? CodeActionKind.QuickFix : CodeActionKind.RefactorRewrite,
@@ -122,29 +134,24 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
         };
     }
 
-    /** On a race at a field without writable_if: add the guard its accesses share, or declare it volatile. */
+    /** On a race at a field without writable_if: the guard its accesses share, or why there is none; volatile where it loses no update. */
     private raceActions(at: AstNode | undefined, index: ProgramIndex, d: Diagnostic): CodeAction[] {
         const field = fieldAt(at);
-        if (!field || !ast.isFieldDecl(field) || writableIfClauses(field).length > 0 || !field.$cstNode) return [];
-        const doc = AstUtils.getDocument(field);
-        const uri = doc.uri.toString();
-        const line = doc.textDocument.positionAt(field.$cstNode.offset).line;
-        const indent = /^[ \t]*/.exec(doc.textDocument.getText().split(/\r?\n/)[line] ?? '')?.[0] ?? '';
+        if (!field || !ast.isFieldDecl(field)) return [];
+        const fixes = raceFixes(field, index.roots, index.holder);
         const out: CodeAction[] = [];
-        const guard = commonGuard(field, index);
-        if (guard) {
-            out.push({
-                title: `Add 'writable_if ${guard}' to ${field.name}`, kind: CodeActionKind.QuickFix, diagnostics: [d],
-                edit: { changes: { [uri]: [{ range: { start: { line, character: 0 }, end: { line, character: 0 } }, newText: `${indent}//@ writable_if ${guard};\n` }] } },
-            });
+        const edit = (f: RaceFix): CodeAction => ({
+            title: f.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: f === fixes.guard,
+            edit: { changes: Object.fromEntries(f.edits) },
+        });
+        if (fixes.guard) out.push(edit(fixes.guard));
+        if (fixes.noGuard) {
+            const service = verificationOf(this.services.shared);
+            out.push(service.clientSupportsDisabledActions
+                ? { title: fixes.noGuard.title, kind: CodeActionKind.QuickFix, diagnostics: [d], disabled: { reason: fixes.noGuard.reason } }
+                : { title: `No writable_if for ${field.name}: ${fixes.noGuard.reason}`, kind: CodeActionKind.QuickFix, diagnostics: [d] });
         }
-        if (!field.modifiers.includes('volatile') && !field.modifiers.includes('final') && field.type.$cstNode) {
-            const pos = doc.textDocument.positionAt(field.type.$cstNode.offset);
-            out.push({
-                title: `Declare ${field.name} volatile`, kind: CodeActionKind.QuickFix, diagnostics: [d],
-                edit: { changes: { [uri]: [{ range: { start: pos, end: pos }, newText: 'volatile ' }] } },
-            });
-        }
+        if (fixes.volatile) out.push(edit(fixes.volatile));
         return out;
     }
 
@@ -186,23 +193,37 @@ function fieldAt(at: AstNode | undefined): Field | undefined {
 }
 
 /**
- * The guard every access of a field has in common (the held facts there,
- * written in the field's scope: the accessed object as `this`), or undefined.
+ * The same action reached from several diagnostics (two threads' checks, the
+ * read and the write of `x++`) once, with all of them; different actions with
+ * the same title told apart by where their diagnostic is.
  */
-export function commonGuard(field: Field, index: ProgramIndex): string | undefined {
-    let common: Facts | undefined;
-    const scope = scopeOf(field);
-    for (const access of index.accessesOf(field)) {
-        const here = factsBefore(access, index);
-        // for an instance field: the accessed object becomes `this`
-        const receiver = ast.isMemberAccess(access) ? pathOf(access.receiver) : { k: 'this' as const };
-        const instance = !(ast.isFieldDecl(field) && (field.modifiers.includes('static') || !scope));
-        if (instance && !receiver) return undefined;
-        const map = { receiver: instance ? receiver : undefined, args: new Map() };
-        const translated = Facts.of(here.locs.map(l => locToCallee(l, map)).filter((l): l is Loc => l !== undefined));
-        common = common ? common.intersect(translated) : translated;
-        if (common.map.size === 0) return undefined;
+function distinct(actions: CodeAction[]): CodeAction[] {
+    const out: CodeAction[] = [];
+    const byKey = new Map<string, CodeAction>();
+    for (const a of actions) {
+        const key = JSON.stringify([a.title, a.edit ?? null, a.command?.command ?? null, a.command?.arguments ?? null, a.disabled ?? null]);
+        const seen = byKey.get(key);
+        if (seen) {
+            for (const d of a.diagnostics ?? []) if (!seen.diagnostics?.some(x => sameDiagnostic(x, d))) seen.diagnostics = [...(seen.diagnostics ?? []), d];
+            continue;
+        }
+        byKey.set(key, a);
+        out.push(a);
     }
-    if (!common || common.map.size === 0) return undefined;
-    return common.locs.map(l => `${locText(l, scope)} == tid`).join(' && ');
+    const titles = new Map<string, CodeAction[]>();
+    for (const a of out) titles.set(a.title, [...(titles.get(a.title) ?? []), a]);
+    for (const [title, same] of titles) {
+        if (same.length < 2) continue;
+        same.forEach((a, i) => {
+            const d = a.diagnostics?.[0];
+            const where = d ? `${String(d.code)} at line ${d.range.start.line + 1}${d.range.start.line === same[0].diagnostics?.[0]?.range.start.line && i > 0 ? `:${d.range.start.character + 1}` : ''}` : `${i + 1}`;
+            a.title = `${title} (${where})`;
+            if (a.command) a.command = { ...a.command, title: a.title };
+        });
+    }
+    return out;
+}
+
+function sameDiagnostic(a: Diagnostic, b: Diagnostic): boolean {
+    return a.message === b.message && String(a.code) === String(b.code) && JSON.stringify(a.range) === JSON.stringify(b.range);
 }

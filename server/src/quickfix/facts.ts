@@ -31,8 +31,15 @@ export class ProgramIndex {
     private sites?: Map<ast.MethodDecl, Array<ast.NameExpr | ast.MemberAccess>>;
     private readonly summaries = new Map<ast.MethodDecl, Summary>();
 
+    /**
+     * With `constantLocks`, a spin lock that stores a constant (`while
+     * (!cas(l, 0, 1))`) counts as if it stored the thread's id: the guard it
+     * would give once it does (`constantSites` collects those cas).
+     */
+    readonly constantSites: ast.CasExpr[] = [];
+
     /** `roots`: the program's documents; `holder`: the built-in field of every object's monitor. */
-    constructor(readonly roots: ast.Program[], readonly holder: Field | undefined) { }
+    constructor(readonly roots: ast.Program[], readonly holder: Field | undefined, readonly constantLocks = false) { }
 
     /** Every call of `m` in code (not in annotations). */
     callSites(m: ast.MethodDecl): Array<ast.NameExpr | ast.MemberAccess> {
@@ -221,7 +228,14 @@ class Walker {
             const spin = spinCas(s);
             // whatever an iteration writes may have happened any number of times
             this.kill(g, this.writes(s));
-            if (spin) { const l = locOf(spin.target); if (l && ast.isTidExpr(spin.update)) g.add(l); }
+            if (spin) {
+                const l = locOf(spin.target);
+                if (l && ast.isTidExpr(spin.update)) g.add(l);
+                else if (l && this.index.constantLocks && isConstantLock(spin)) {
+                    g.add(l);
+                    if (!this.index.constantSites.includes(spin)) this.index.constantSites.push(spin);
+                }
+            }
             return g;
         }
         if (ast.isSyncStmt(s)) {
@@ -330,6 +344,13 @@ export function spinCas(s: ast.WhileStmt | ast.ForStmt): ast.CasExpr | undefined
     if (!c || !ast.isUnaryExpr(c) || c.op !== '!' || !ast.isCasExpr(c.operand)) return undefined;
     const exits = !s.body || AstUtils.streamAst(s.body).some(n => ast.isBreakStmt(n) || ast.isReturnStmt(n));
     return exits ? undefined : c.operand;
+}
+
+/** `cas(l, 0, c)` with a constant c other than 0: a lock whose value does not say who holds it. */
+export function isConstantLock(c: ast.CasExpr): boolean {
+    const lit = (e: ast.Expression | undefined) => (ast.isIntLiteral(e) ? Number(e.value) : undefined);
+    const c0 = lit(c.expected), c1 = lit(c.update);
+    return c0 === 0 && c1 !== undefined && c1 !== 0;
 }
 
 /** The held facts just before a node (a call or a field access), in its own scope. */

@@ -13,7 +13,7 @@
 // guess that the checker then checks.
 import { AstUtils } from 'langium';
 import * as ast from '@calvin/language';
-import { methodSpec } from '@calvin/language';
+import { isStatic, isSynchronized, methodSpec } from '@calvin/language';
 import { calleeOf, callerFacts, spinCas, type ProgramIndex } from './facts.js';
 import {
     atom, callMap, frameArrayText, frameText, identitySubst, inMethodScope, locOf, locText, pathOf, pathText, pathToCaller, renderExpr, scopeOf,
@@ -65,12 +65,18 @@ interface Ctx {
     depth: number;
     /** The stubbed method's own body (its returns give the ensures). */
     top: boolean;
+    /** Inside the monitor of the stubbed method's `this` (a synchronized method's body, `synchronized (this)`). */
+    monitor?: boolean;
 }
+
+const HELD = 'this.holder == tid';
 
 class StubBuilder {
     readonly steps: Array<{ frame: string[]; pred: string }> = [];
     readonly stutterFrame = new Set<string>();
     readonly stutterPreds = new Set<string>();
+    /** Every write of the stutter happens holding this object's monitor. */
+    stutterHeld = true;
     readOnlyLoop = false;
     /** A return inside a branch or loop was passed: later writes may not happen. */
     mayHaveReturned = false;
@@ -84,10 +90,13 @@ class StubBuilder {
     /** Record one atomic write (or several, for `atomic`). */
     private emit(frame: string[], preds: string[], ctx: Ctx): void {
         if (frame.length === 0) return;
-        const pred = preds.filter(p => p !== 'true').join(' && ') || 'true';
+        // under the monitor: the step happens while this thread holds it (what keeps the class invariant for the callers)
+        const all = ctx.monitor ? [...preds, HELD] : preds;
+        const pred = all.filter(p => p !== 'true').join(' && ') || 'true';
         if (ctx.repeated || this.mayHaveReturned) {
             frame.forEach(f => this.stutterFrame.add(f));
             this.stutterPreds.add(pred);
+            if (!ctx.monitor) this.stutterHeld = false;
             return;
         }
         this.steps.push({ frame: [...new Set(frame)], pred });
@@ -147,11 +156,15 @@ class StubBuilder {
     stmt(s: ast.Statement | undefined, ctx: Ctx): void {
         if (!s) return; // (a statement the parser could not recover)
         if (ast.isBlock(s)) return this.stmts(s.stmts ?? [], ctx);
-        if (ast.isSyncStmt(s)) { this.expr(s.lock, ctx); return this.stmts((s.body?.stmts ?? []), ctx); }
+        if (ast.isSyncStmt(s)) {
+            this.expr(s.lock, ctx);
+            const own = ctx.top && ast.isThisExpr(s.lock);
+            return this.stmts((s.body?.stmts ?? []), own ? { ...ctx, monitor: true } : ctx);
+        }
         if (ast.isAtomicStmt(s)) {
             // one atomic step: everything it writes, in one frame
             const inner = new StubBuilder(this.index, this.method);
-            inner.stmts((s.body?.stmts ?? []), { ...ctx, repeated: false });
+            inner.stmts((s.body?.stmts ?? []), { ...ctx, repeated: false, monitor: false }); // (the monitor conjunct: once, below)
             const frame = [...inner.steps.flatMap(x => x.frame), ...inner.stutterFrame];
             const exact = inner.stutterFrame.size === 0;
             this.emit(frame, exact ? inner.steps.map(x => x.pred) : [], ctx);
@@ -291,7 +304,7 @@ class StubBuilder {
         const stub: Stub = { requires, steps: this.steps };
         if (this.stutterFrame.size > 0) {
             const preds = [...this.stutterPreds];
-            stub.stutter = { frame: [...this.stutterFrame], pred: preds.length === 1 ? preds[0] : 'true' };
+            stub.stutter = { frame: [...this.stutterFrame], pred: preds.length === 1 ? preds[0] : this.stutterHeld ? HELD : 'true' };
         } else if (this.readOnlyLoop) stub.stutter = { frame: [], pred: 'true' };
         const values = new Set(this.returns);
         if (this.returns.length > 0 && values.size === 1 && this.returns[0] !== undefined) stub.ensures = `\\result == ${this.returns[0]}`;
@@ -319,10 +332,14 @@ export function abstractionStub(method: ast.MethodDecl, index: ProgramIndex): St
     const b = new StubBuilder(index, method);
     const cls = scopeOf(method);
     const up = (p: Path) => inMethodScope(p) ? p : undefined; // (its locals are not in the abstraction's scope)
-    b.stmts((method.body?.stmts ?? []), { subst: identitySubst(cls), up, stable: stableOf(method), repeated: false, depth: 0, top: true });
+    const monitor = isSynchronized(method) && !isStatic(method);
+    b.stmts((method.body?.stmts ?? []), { subst: identitySubst(cls), up, stable: stableOf(method), repeated: false, depth: 0, top: true, monitor });
     const plainRequires = methodSpec(method).requires.some(r => ast.isRequiresClause(r));
+    const held = callerFacts(method, index).locs.map(l => `${locText(l, cls)} == tid`);
     const requires = plainRequires ? [] : [
-        ...callerFacts(method, index).locs.map(l => `${locText(l, cls)} == tid`),
+        ...held,
+        // a synchronized method called without its monitor: it takes it (not re-entered), so the class invariant held then
+        ...(monitor && !held.includes(HELD) ? ['this.holder != tid'] : []),
         ...dereferenced(method).map(p => `${p.name} != null`),
     ];
     return b.build(requires);

@@ -19,34 +19,66 @@ function where(r: Range | undefined, uri: string): string {
     return file ? ` (${file}${r.startLine + 1})` : ` (line ${r.startLine + 1})`;
 }
 
-/** Conjuncts as Calvin lines, each after a comment saying where it comes from. */
+/** "environment of the program (line 24)", "writable_if of x (lock.calvin:3)". */
+function originText(i: SpecItem, uri: string): string {
+    const every = i.forEvery ? `, for every ${i.forEvery} object (this)` : '';
+    return `${i.origin}${where(i.range, uri)}${every}`;
+}
+
+/** One conjunct per line with its origin after it. */
 function itemLines(items: SpecItem[], uri: string): string[] {
-    const out: string[] = [];
+    return items.map(i => i.prose ? `// ${i.origin}: ${i.text}` : `${oneLine(i.text)};  // ${originText(i, uri)}`);
+}
+
+/** Conjuncts grouped by the location they constrain (a `// x` line before each group), the origin after each. */
+function groupedLines(items: SpecItem[], uri: string): string[] {
+    const groups = new Map<string, SpecItem[]>();
     for (const i of items) {
-        const every = i.forEvery ? `; for every ${i.forEvery} object (this)` : '';
-        if (i.prose) { out.push(`// ${i.origin}: ${i.text}`); continue; }
-        out.push(`// ${i.origin}${where(i.range, uri)}${every}`);
-        out.push(`${i.text.replace(/\s*\n\s*/g, ' ')};`);
+        const k = i.prose ? '\u0001' : i.location ?? '\u0000';
+        groups.set(k, [...(groups.get(k) ?? []), i]);
+    }
+    const out: string[] = [];
+    for (const [k, list] of groups) {
+        if (k === '\u0000') out.push('// several locations');
+        else if (k === '\u0001') out.push('// built-in rules');
+        else out.push(`// ${displayLocation(k)}`);
+        out.push(...itemLines(list, uri));
     }
     return out;
+}
+
+/** `Vector.elementData[*]` as "the elements of Vector.elementData's arrays". */
+function displayLocation(l: string): string {
+    return l.endsWith('[*]') ? `the elements of ${l.slice(0, -3)}'s arrays` : l;
+}
+
+function oneLine(text: string): string {
+    return text.replace(/\s*\n\s*/g, ' ');
 }
 
 export function specMarkdown(d: SpecDescription, uri: string): string[] {
     const out: string[] = [];
     const who = d.kind === 'thread' ? `thread ${d.name}` : d.name;
-    out.push(`**E(${d.name})**, the environment assumption: every step of another thread satisfies${d.environment.length === 0 ? ' nothing in particular (no clause or protection applies)' : ':'}`);
-    if (d.environment.length > 0) out.push(fence(itemLines(d.environment, uri)));
-    if (d.invariant.length > 0) out.push(`**I(${d.name})**, the invariant every step of ${who} must preserve:`, fence(itemLines(d.invariant, uri)));
-    if (d.guarantee.length > 0) out.push(`**Guarantee** to the other threads: each step of ${who} satisfies`, fence(itemLines(d.guarantee, uri)));
-    const ids = `checked for \`${d.threads}\``;
-    if (d.kind === 'thread') out.push(`*Thread ${ids}.*`);
-    else if (d.callers.length > 0) out.push(`*Called by ${d.callers.join(', ')}; ${ids}.*`);
+    const env = d.environment.filter(i => !i.prose);
+    out.push(env.length === 0
+        ? `**E(${d.name})**: nothing constrains another thread's steps (no clause or protection applies).`
+        : `**E(${d.name})**, what another thread's step may do:\n${fence(groupedLines(env, uri))}`);
+    if (d.absent.length > 0) out.push(d.absent.map(a => `- *${displayLocation(a.location)}: ${a.reason}* (E(${a.other}) has \`${oneLine(a.text)}\`)`).join('\n'));
+    if (d.invariant.length > 0) out.push(`**I(${d.name})**, kept by every step of ${who}:\n${fence(itemLines(d.invariant, uri))}`);
+    // the guarantee: E's clauses for every other thread, I, and the guards of what it writes; said in words when it repeats them
+    const restated = (g: SpecItem) => g.origin.startsWith('preserves the ')
+        || (g.origin.endsWith(', for every other thread j') && env.some(e => e.text.replace(/\btid\b/g, 'j') === g.text));
+    const extra = d.guarantee.filter(g => !restated(g));
+    const keeps = d.invariant.length > 0 ? ` keeps I(${d.name}),` : '';
+    const envClauses = d.guarantee.some(g => g.origin.endsWith(', for every other thread j') && restated(g));
+    const head = `**Guarantee**: each step of ${who}${keeps}${envClauses ? ' satisfies the environment clauses above for every other thread j (tid := j),' : ''} writes a field only under its protection`;
+    out.push(extra.length > 0 ? `${head}, and satisfies:\n${fence(itemLines(extra, uri))}` : `${head}.`);
     return out;
 }
 
 /** The state of the checks covering a declaration. */
-export function checkLines(checks: TrackedCheck[], verifyOn: string): string[] {
-    return checks.map(c => `Check ${c.plan.name}: ${lensTitle(c, verifyOn)}`);
+export function checkLines(checks: TrackedCheck[], verifyOn: string, threads?: string): string[] {
+    return checks.map(c => `Check ${c.plan.name}${threads ? ` (for \`${threads}\`)` : ''}: ${lensTitle(c, verifyOn)}`);
 }
 
 /** The inferred invariants of the loop at `loop` (its statement's range), per check whose body contains it. */
@@ -57,7 +89,8 @@ export function loopMarkdown(loop: Range, checks: TrackedCheck[]): string[] {
         if (!c.plan.ranges.some(at)) continue;
         const r = c.result;
         if (!r || !c.current) { out.push(`**Loop invariants** in check ${c.plan.name}: not inferred yet (the check has not run on this text).`); continue; }
-        const texts = r.loopInvariants.find(l => at(l.range))?.texts ?? [];
+        // (the witness `pc` of an abstraction check and other internal names mean nothing to the reader)
+        const texts = (r.loopInvariants.find(l => at(l.range))?.texts ?? []).filter(t => !/\bpc\b|[!$]/.test(t));
         out.push(texts.length === 0
             ? `**Loop invariants** inferred in check ${c.plan.name}: none (beyond the \`loop_invariant\` annotations).`
             : `**Loop invariants** inferred in check ${c.plan.name}:\n\n${fence(texts.map(t => `loop_invariant ${t};`))}`);
@@ -76,8 +109,12 @@ export function accessMarkdown(uri: string, position: { line: number; character:
         const smallest = Math.min(...hits.map(a => size(a.range)));
         for (const a of hits.filter(x => size(x.range) === smallest)) {
             const kind = a.write ? 'write' : 'read';
+            // the diagnostic at the access says it: the hover says the same
+            const race = r.diagnostics.find(d => d.code === 'race' && sameRange(d.range, a.range) && d.message.startsWith(`${kind} of `));
+            const other = r.diagnostics.find(d => d.code === 'race' && sameRange(d.range, a.range));
             const verdict = a.sync ? 'a synchronization access (volatile): exempt from the stability check'
-                : a.stable ? 'stable here: no other thread may change it at this point' : 'not stable here: another thread may change it (race)';
+                : race ? (/violates its writable_if/.test(race.message) ? race.message.replace(/^\w+ of \S+ /, '').replace(/\s*\[.*$/, '') : 'not stable here: another thread may change it (race)')
+                    : a.stable || !other ? 'stable here: no other thread may change it at this point' : `see the ${other.message.split(' ')[0]} at this access`;
             out.push(`*${kind} of \`${a.text}\`* in check ${c.plan.name}: ${verdict}.`);
         }
     }
@@ -100,6 +137,10 @@ function inside(r: Range, p: { line: number; character: number }): boolean {
     const after = p.line > r.startLine || (p.line === r.startLine && p.character >= r.startChar);
     const before = p.line < r.endLine || (p.line === r.endLine && p.character <= r.endChar);
     return after && before;
+}
+
+function sameRange(a: Range, b: Range): boolean {
+    return a.file === b.file && a.startLine === b.startLine && a.startChar === b.startChar && a.endLine === b.endLine && a.endChar === b.endChar;
 }
 
 function size(r: Range): number {

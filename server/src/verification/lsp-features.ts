@@ -15,7 +15,7 @@ export const COMMANDS = {
     runFile: 'calvin.check.runFile',
     /** Cancel the queued and running checks: [uri?]. */
     cancel: 'calvin.check.cancel',
-    /** Show a diagnostic's counterexample: [uri, diagnostic]. */
+    /** A diagnostic's environment step as Markdown (`{ markdown }`; VS Code opens it): [uri, diagnostic]. */
     showCounterexample: 'calvin.counterexample.show',
 } as const;
 
@@ -25,8 +25,8 @@ export function lensTitle(c: TrackedCheck, verifyOn: string): string {
     switch (c.state) {
         case 'verified': return c.cached ? '✓ verified (cached)' : `✓ verified in ${r?.timeMs ?? 0} ms`;
         case 'failed': {
-            const n = (r?.diagnostics ?? []).filter(d => d.severity !== 'info').length;
-            return `✗ ${n} problem${n === 1 ? '' : 's'}`;
+            const n = shownProblems(c);
+            return `✗ ${n} problem${n === 1 ? '' : 's'} ${c.cached ? '(cached)' : `in ${r?.timeMs ?? 0} ms`}`;
         }
         case 'queued': case 'running': return '⏳ checking';
         case 'unknown':
@@ -34,6 +34,17 @@ export function lensTitle(c: TrackedCheck, verifyOn: string): string {
         case 'error': return '⚠ not checked — click to try again';
         case 'stale': return verifyOn === 'save' ? '… changed: checked on save' : verifyOn === 'never' ? '… not checked (calvin.verifyOn is never)' : '… changed, not checked yet';
     }
+}
+
+/** The number of diagnostics a check shows: one per range and code (as the tracker shows them), infos aside. */
+export function shownProblems(c: TrackedCheck): number {
+    const keys = new Set<string>();
+    for (const s of c.shown) {
+        if (s.diagnostic.severity === 3 || s.diagnostic.severity === 4) continue;
+        const r = s.diagnostic.range;
+        keys.add(`${s.uri}:${r.start.line}:${r.start.character}:${r.end.line}:${r.end.character}:${String(s.diagnostic.code)}`);
+    }
+    return keys.size;
 }
 
 export class CalvinCodeLensProvider implements CodeLensProvider {
@@ -68,6 +79,6 @@ export class CalvinCommandHandler extends AbstractExecuteCommandHandler {
         accept(COMMANDS.runCheck, async ([uri, key, timeLimitMs]) => service().verifyCheck(String(uri), String(key), typeof timeLimitMs === 'number' ? timeLimitMs : undefined));
         accept(COMMANDS.runFile, async ([uri]) => service().verifyFile(String(uri)));
         accept(COMMANDS.cancel, async ([uri]) => ({ cancelled: service().cancelChecks(typeof uri === 'string' ? uri : undefined) }));
-        accept(COMMANDS.showCounterexample, async ([uri, diagnostic]) => service().showCounterexample(String(uri), diagnostic));
+        accept(COMMANDS.showCounterexample, async ([uri, diagnostic]) => service().environmentStep(String(uri), diagnostic));
     }
 }

@@ -43,17 +43,21 @@ export class Publisher {
         };
     }
 
-    /** Publish a document's diagnostics again, if its verification part changed. */
+    /**
+     * Publish a document's diagnostics again, if its verification part
+     * changed, then its status: a client that sees a final status (nothing
+     * pending) already has the diagnostics that go with it.
+     */
     republish(uri: string): void {
         const frontEnd = this.view.frontEnd(uri);
         if (!frontEnd) return;
-        // the status first: a client that sees the diagnostics then knows the states behind them
-        this.statusChanged(uri);
         const extra = this.view.verification(uri);
         const key = JSON.stringify(extra);
-        if (this.sent.get(uri) === key) return; // the editor shows these already
-        this.sent.set(uri, key);
-        this.sendRaw({ uri, diagnostics: [...frontEnd, ...extra] });
+        if (this.sent.get(uri) !== key) { // (else the editor shows these already)
+            this.sent.set(uri, key);
+            this.sendRaw({ uri, diagnostics: [...frontEnd, ...extra] });
+        }
+        this.statusChanged(uri);
     }
 
     forget(uri: string): void {

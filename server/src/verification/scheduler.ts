@@ -27,6 +27,8 @@ export interface SchedulerOptions {
 export class CheckScheduler {
     /** Documents waiting to be planned. */
     readonly queued = new Set<string>();
+    /** Documents taken from the queue whose plan has not been made yet (the service removes each when it plans it). */
+    readonly planning = new Set<string>();
     private timer: ReturnType<typeof setTimeout> | undefined;
     private running: Promise<void> = Promise.resolve();
     private pool: JobPool | undefined;
@@ -52,13 +54,16 @@ export class CheckScheduler {
             this.timer = undefined;
             const batch = [...this.queued];
             this.queued.clear();
-            this.running = this.running.then(() => this.options.plan(batch)).catch(e => this.options.onError(e));
+            for (const u of batch) this.planning.add(u);
+            this.running = this.running.then(() => this.options.plan(batch)).catch(e => this.options.onError(e))
+                .finally(() => { for (const u of batch) this.planning.delete(u); });
         }, this.options.debounceMs);
     }
 
     /** Forget a document (deleted). */
     forget(uri: string): void {
         this.queued.delete(uri);
+        this.planning.delete(uri);
     }
 
     /** Run a check on the pool; `done` settles when it finished or was cancelled. */

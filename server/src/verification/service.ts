@@ -25,7 +25,8 @@ import {
 } from '@calvin/verifier';
 import { diff } from './positions.js';
 import { clampTimeLimit, DEFAULT_SETTINGS, validateSettings, type VerificationSettings } from './settings.js';
-import { counterexampleText, lspContains, planContains, toLsp, within } from './convert.js';
+import { lspContains, planContains, toLsp, within } from './convert.js';
+import { environmentStepMarkdown } from './environment-step.js';
 import { CheckTracker, type CheckStatus, type CheckStatusParams, type TrackedCheck, type TrackedProgram } from './tracker.js';
 import { CheckScheduler } from './scheduler.js';
 import { Publisher } from './publisher.js';
@@ -48,6 +49,8 @@ const FILE_START = { start: { line: 0, character: 0 }, end: { line: 0, character
 
 export class VerificationService {
     settings: VerificationSettings = { ...DEFAULT_SETTINGS };
+    /** The client shows disabled code actions with their reason (`codeAction.disabledSupport`). */
+    clientSupportsDisabledActions = false;
     private readonly tracker = new CheckTracker();
     private readonly scheduler: CheckScheduler;
     private readonly publisher: Publisher;
@@ -77,13 +80,14 @@ export class VerificationService {
         this.publisher = new Publisher(connection, {
             verification: uri => this.verificationDiagnostics(uri),
             frontEnd: uri => this.currentFrontEnd(uri),
-            status: uri => this.tracker.status(uri),
+            status: uri => this.status(uri),
             active: () => this.scheduler.active,
             cancelAll: () => this.cancelChecks(),
         });
         shared.lsp.LanguageServer.onInitialize((params: InitializeParams) => {
             this.configure(params.initializationOptions);
             this.publisher.workDoneProgress = params.capabilities.window?.workDoneProgress === true;
+            this.clientSupportsDisabledActions = params.capabilities.textDocument?.codeAction?.disabledSupport === true;
             this.publisher.codeLensRefresh = params.capabilities.workspace?.codeLens?.refreshSupport === true;
             const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
             if (folder?.startsWith('file:')) this.workspaceRoot = fileURLToPath(folder);
@@ -93,7 +97,9 @@ export class VerificationService {
         shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); });
         // Registered before Langium's own handler: the front end's publication already says "verifying".
         shared.workspace.DocumentBuilder.onDocumentPhase(DocumentState.Validated, doc => {
-            if (this.settings.verifyOn === 'change') this.scheduler.queued.add(doc.uri.toString());
+            if (this.settings.verifyOn !== 'change') return;
+            this.scheduler.queued.add(doc.uri.toString());
+            this.publisher.statusChanged(doc.uri.toString()); // pending: the status bar and lenses say so at once
         });
         // (with verifyOn = save or never, planning shows which checks an edit made stale, and the
         // commands can run them; only a save, with save, runs them by itself)
@@ -118,6 +124,7 @@ export class VerificationService {
             if (this.settings.verifyOn !== 'save') return;
             this.saved.add(e.document.uri);
             this.scheduler.schedule([e.document.uri]);
+            this.publisher.statusChanged(e.document.uri);
         });
         // Settings changed in the editor (workspace/didChangeConfiguration, section `calvin`).
         shared.workspace.ConfigurationProvider.onConfigurationSectionUpdate(update => {
@@ -135,6 +142,7 @@ export class VerificationService {
             this.verifyCheck(p.uri, p.key ?? p.name ?? '', typeof p.timeLimitMs === 'number' && Number.isFinite(p.timeLimitMs) ? clampTimeLimit(p.timeLimitMs) : undefined));
         connection.onRequest('calvin/cancelChecks', (p: { uri?: string } | undefined) => ({ cancelled: this.cancelChecks(p?.uri) }));
         connection.onRequest('calvin/checkStatus', (p: { uri: string }) => this.status(p.uri));
+        connection.onRequest('calvin/environmentStep', (p: { uri: string; diagnostic: unknown }) => this.environmentStep(p.uri, p.diagnostic));
     }
 
     /** Listeners of state changes (code lens refresh, tests). */
@@ -169,7 +177,20 @@ export class VerificationService {
     }
 
     status(uri: string): CheckStatusParams {
-        return this.tracker.status(uri);
+        return { ...this.tracker.status(uri), pending: this.pending(uri) };
+    }
+
+    /**
+     * Whether the document's verification results are not final yet: it waits
+     * to be planned, or a check of its program is queued or running. (Said in
+     * `calvin/checkStatus`, never as a diagnostic.)
+     */
+    private pending(uri: string): boolean {
+        if (this.settings.verifyOn === 'never' && !this.tracker.busy(uri)) return false;
+        const program = this.tracker.programOf(uri);
+        const runs = this.settings.verifyOn === 'change' || this.saved.has(uri);
+        return (runs && (this.scheduler.queued.has(uri) || this.scheduler.planning.has(uri))) || (program !== undefined && this.tracker.busy(uri))
+            || (runs && this.scheduler.waiting && !program);
     }
 
     /**
@@ -204,7 +225,7 @@ export class VerificationService {
 
     /** The verification diagnostics shown in a document at a position. */
     diagnosticsAt(uri: string, position: { line: number; character: number }): Diagnostic[] {
-        return this.verificationDiagnostics(uri).filter(d => d.code !== 'verifying' && lspContains(d.range, position));
+        return this.verificationDiagnostics(uri).filter(d => lspContains(d.range, position));
     }
 
     /** Run one check now, bypassing the cache. */
@@ -241,13 +262,18 @@ export class VerificationService {
         return [...model.procedures, ...model.classes.flatMap(c => c.methods)].filter(m => !m.abstraction && m.nameRange.file === uri);
     }
 
-    /** A diagnostic's counterexample, as a message (any editor shows it). */
-    async showCounterexample(uri: string, diagnostic: unknown): Promise<string> {
+    /**
+     * A diagnostic's environment step as a Markdown document (the command and
+     * `calvin/environmentStep` answer with it; the VS Code extension opens it,
+     * the hover at the diagnostic shows it). No message is sent: a prompt would
+     * block an editor such as Neovim.
+     */
+    environmentStep(uri: string, diagnostic: unknown): { markdown: string } {
         const d = diagnostic as Diagnostic | undefined;
-        const text = d ? counterexampleText(d) : 'no counterexample';
-        void this.connection.window.showInformationMessage(text);
-        void uri;
-        return text;
+        if (!d || typeof d !== 'object' || !d.range) return { markdown: 'No diagnostic given.' };
+        // the diagnostic as the server shows it now (its data may have been dropped by the client)
+        const shown = this.verificationDiagnostics(uri).find(x => x.message === d.message && String(x.code) === String(d.code)) ?? d;
+        return { markdown: environmentStepMarkdown(shown, this.contextOf(uri).ctx) };
     }
 
     /** Cancel the queued and running checks (of one document's program, or all). */
@@ -312,6 +338,7 @@ export class VerificationService {
             if (!doc) continue;
             const group = programOf(doc, all);
             group.forEach(d => done.add(d.uri.toString()));
+            group.forEach(d => this.scheduler.planning.delete(d.uri.toString()));
             // a document being rebuilt is planned when its rebuild is validated (which schedules it again)
             if (group.some(d => d.state < DocumentState.Validated)) continue;
             this.planGroup(group);
@@ -360,7 +387,7 @@ export class VerificationService {
             return stored && storedResultFits(stored, plan) ? decodeResult(stored, plan) : undefined;
         }, run ? 'run' : 'plan-only');
         this.scheduler.cancel(decisions.cancel);
-        for (const uri of decisions.changed) this.publisher.statusChanged(uri);
+        // (the states that changed go out with the program's publication below, after its diagnostics)
         // (a workspace check whose file was just opened or edited moves up the queue)
         for (const c of decisions.keep) this.scheduler.reprioritize(c.job!.id, this.priorityOf(c, program));
         for (const c of decisions.run) void this.runCheck(program, c, this.priorityOf(c, program));
@@ -397,14 +424,14 @@ export class VerificationService {
                 this.publisher.statusChanged(check.uri);
             },
         });
-        check.job = { id, fingerprint: plan.fingerprint, plan };
-        const edits = program.edits;
+        check.job = { id, fingerprint: plan.fingerprint, plan, edits: program.edits };
         this.publisher.progressStart();
         this.publisher.statusChanged(check.uri);
         const outcome = await done;
         this.publisher.progressStep();
         if (check.job?.id !== id) return; // replaced or cancelled: never shown
         const jobPlan = check.job.plan;
+        const edits = check.job.edits; // (a plan that kept the job since it was submitted moved this forward)
         check.job = undefined;
         if (outcome.kind === 'cancelled') {
             check.state = 'stale';
@@ -413,7 +440,7 @@ export class VerificationService {
         }
         const stored = encodeResult(outcome.result, plan);
         if (cache === 'store') this.cache.set(stored);
-        if (check.plan.fingerprint !== plan.fingerprint || program.edits !== edits) {
+        if (check.plan.fingerprint !== jobPlan.fingerprint || program.edits !== edits) {
             // The text changed meanwhile: whether the result is still the check's is known once the new
             // text is planned (it then comes from the cache). Until then it is not shown.
             check.state = 'stale';
@@ -421,8 +448,7 @@ export class VerificationService {
             return;
         }
         this.tracker.accept(check, decodeResult(stored, jobPlan), 'run');
-        this.publisher.statusChanged(check.uri);
-        this.publishProgram(program);
+        this.publishProgram(program); // its diagnostics, then the states
     }
 
     /** `calvin.maxWorkers`, or cores − 1 (at least 1). */
@@ -433,18 +459,14 @@ export class VerificationService {
 
     // ------------------------------------------------------------ publishing
 
-    /** The verification part of a document's diagnostics: "verifying" while checks are pending, then the checks' findings. */
+    /**
+     * The verification part of a document's diagnostics: the checks' findings.
+     * (Progress is never a diagnostic: `calvin/checkStatus` says `pending`, with
+     * the work-done progress and the code lenses.)
+     */
     private verificationDiagnostics(uri: string): Diagnostic[] {
         if (!this.documentOf(uri)) return []; // (a deleted file)
-        const program = this.tracker.programOf(uri);
-        const out: Diagnostic[] = [];
-        const runs = this.settings.verifyOn === 'change' || this.saved.has(uri);
-        const pending = (runs && this.scheduler.queued.has(uri)) || (program !== undefined && this.tracker.busy(uri))
-            || (runs && this.scheduler.waiting && !program);
-        if (pending && this.settings.verifyOn !== 'never') {
-            out.push({ range: FILE_START, severity: DiagnosticSeverity.Information, source: 'calvin', code: 'verifying', message: 'Calvin is verifying this file…' });
-        }
-        return [...out, ...this.tracker.shownIn(uri, this.settings.verifyOn !== 'never' ? 'with' : 'without')];
+        return this.tracker.shownIn(uri, this.settings.verifyOn !== 'never' ? 'with' : 'without');
     }
 
     /** The front end's diagnostics of a document, unless a newer text is being rebuilt (its rebuild publishes). */

@@ -5,7 +5,7 @@ import type { Diagnostic } from 'vscode-languageserver';
 import type { CheckPlan, ProgramModel, CheckResult } from '@calvin/verifier';
 import { decodeResult, encodeResult } from '@calvin/verifier';
 import { fromLsp, lspRange, moveDiagnostic, shownOf, type Shown } from './convert.js';
-import { moveRange, type TextEdit } from './positions.js';
+import { moveExtent, moveRange, type TextEdit } from './positions.js';
 
 export type CheckState = 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
 
@@ -15,6 +15,8 @@ export interface CheckStatus {
     key: string;
     kind: 'abstraction' | 'thread' | 'init';
     range: { start: { line: number; character: number }; end: { line: number; character: number } };
+    /** The whole thread or method the check is about (for a verification gutter); none for `init`. */
+    extent?: { start: { line: number; character: number }; end: { line: number; character: number } };
     state: CheckState;
     cached: boolean;
     timeMs?: number;
@@ -23,6 +25,8 @@ export interface CheckStatus {
 export interface CheckStatusParams {
     uri: string;
     checks: CheckStatus[];
+    /** The results are not final yet: the document waits to be planned, or a check of its program is queued or running. */
+    pending?: boolean;
 }
 
 /** The state of one check of a program. */
@@ -39,8 +43,8 @@ export interface TrackedCheck {
     current: boolean;
     /** Its diagnostics as shown (moved with edits until the check runs again). */
     shown: Shown[];
-    /** The job running it, if any (its id in the check pool). */
-    job?: { id: number; fingerprint: string; plan: CheckPlan };
+    /** The job running it, if any (its id in the check pool); `edits`: the program's text changes its result is valid for. */
+    job?: { id: number; fingerprint: string; plan: CheckPlan; edits?: number };
 }
 
 export interface TrackedProgram {
@@ -96,6 +100,7 @@ export class CheckTracker {
         return {
             uri, checks: this.checksOf(uri).map(c => ({
                 name: c.plan.name, key: c.plan.key, kind: c.plan.kind, range: lspRange(c.plan.range),
+                ...(c.plan.extent && c.plan.extent.file === uri ? { extent: lspRange(c.plan.extent) } : {}),
                 state: c.state, cached: c.cached, timeMs: c.result?.timeMs,
             })),
         };
@@ -146,6 +151,7 @@ export class CheckTracker {
         for (const c of program.checks.values()) {
             for (const s of c.shown) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
             if (c.plan.range.file === uri) c.plan = { ...c.plan, range: fromLsp(c.plan.range.file, moveRange(lspRange(c.plan.range), e)) };
+            if (c.plan.extent?.file === uri) c.plan = { ...c.plan, extent: fromLsp(uri, moveExtent(lspRange(c.plan.extent), e)) };
         }
         for (const s of program.infos) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
     }
@@ -213,6 +219,7 @@ export class CheckTracker {
             }
             if (check.job && check.job.fingerprint === plan.fingerprint) {
                 check.job.plan = plan; // it is still the right one: let it finish
+                check.job.edits = program.edits; // (and its result is the current text's)
                 out.keep.push(check);
                 continue;
             }

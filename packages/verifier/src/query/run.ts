@@ -169,7 +169,7 @@ async function explain(vc: VC, id: number, send: (t: string) => Promise<string>)
     info.changes.forEach((c, i) => {
         const before = values[info!.show.length + 2 * i], after = values[info!.show.length + 2 * i + 1];
         if (before !== undefined && after !== undefined && before !== after && !before.startsWith('object #')) {
-            notes.push(`another thread changed ${c.name} from ${before} to ${after} just before it was read on line ${c.line}`);
+            notes.push(`another thread changed ${c.name} from ${before} to ${after} just before it was read`);
         }
     });
     return { values: shown, notes };

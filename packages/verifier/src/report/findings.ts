@@ -118,13 +118,22 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.obligation.op)) continue;
         const related = [...(info.related ? [info.related] : [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
+        // the reads another thread's step changed just before (their notes name no line: the location moves with the text)
+        for (const c of info.changes ?? []) {
+            if (f.notes.some(n => n.startsWith(`another thread changed ${c.name} from `))) related.push({ range: c.range, message: `${c.name} read here, just after another thread changed it` });
+        }
         const hint = missingStepHint(info, f.values);
         const counterexample = f.values.length + f.notes.length > 0 || hint
             ? { values: f.values.map(([name, value]) => ({ name, value: escapeControl(value) })), notes: f.notes.map(escapeControl), ...(hint ? { hint: escapeControl(hint) } : {}) }
             : undefined;
-        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(info.message), related, ...(counterexample ? { counterexample } : {}) });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(oneLine(info.message)), related, ...(counterexample ? { counterexample } : {}) });
     }
     return out;
+}
+
+/** A message quoting a multi-line clause, on one line (line breaks and the indentation after them become one space). */
+export function oneLine(text: string): string {
+    return text.replace(/[ \t]*(?:\r\n|[\n\r\u2028\u2029])\s*/g, ' ');
 }
 
 /**
