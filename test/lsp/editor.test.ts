@@ -156,7 +156,7 @@ describe('quick fixes lead to correct programs', () => {
         const text = 'int x = 1;\n/*@ invariant x >= 0\n      && x <= 10; */\nint y = 0;\nthread T { x = 11; }\n';
         await client.open(uri, text);
         const diags = await client.checksDone(uri, 120_000, 1);
-        checkDiagnostics(diags, [{ code: 'invariant', range: [4, 11, 4, 17], message: "the write of x may break the invariant 'x >= 0 && x <= 10'" }]);
+        checkDiagnostics(diags, [{ code: 'invariant', range: [4, 11, 4, 18], message: "the write of x may break the invariant 'x >= 0 && x <= 10'" }]);
         for (const d of diags) assert.doesNotMatch(d.message, /\n|\\n/);
     });
 });
