@@ -41,7 +41,9 @@ local function main()
   local diags = vim.diagnostic.get(bufnr)
   emit({ event = 'diagnostics', count = #diags })
   local d = diags[1]
-  local lsp_diag = d.user_data and d.user_data.lsp or { range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } }, message = d.message, code = d.code, source = d.source }
+  -- Neovim 0.7 keeps only some LSP fields (code, data, ...) in user_data.lsp: the range and message come from the item
+  local lsp_diag = { range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } }, message = d.message, source = d.source }
+  for k, v in pairs((d.user_data and d.user_data.lsp) or {}) do lsp_diag[k] = v end
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) },
     range = lsp_diag.range,
