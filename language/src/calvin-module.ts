@@ -3,6 +3,7 @@ import { EmptyFileSystem, createDefaultCoreModule, createDefaultSharedCoreModule
 import { CalvinGeneratedModule, CalvinGeneratedSharedModule } from './generated/module.js';
 import { CalvinTokenBuilder } from './parser/calvin-token-builder.js';
 import { CalvinLexer, createCalvinParser } from './parser/calvin-parser.js';
+import { CalvinValueConverter } from './parser/calvin-value-converter.js';
 import { CalvinScopeComputation, CalvinScopeProvider } from './scoping/calvin-scope.js';
 import { CalvinTypeSystem } from './types/calvin-types.js';
 import { CalvinDocumentValidator } from './validation/calvin-document-validator.js';
@@ -24,6 +25,7 @@ export const CalvinModule: Module<CalvinServices, PartialLangiumCoreServices & C
         TokenBuilder: () => new CalvinTokenBuilder(),
         Lexer: (services) => new CalvinLexer(services),
         LangiumParser: (services) => createCalvinParser(services),
+        ValueConverter: () => new CalvinValueConverter(),
     },
     references: {
         ScopeComputation: (services) => new CalvinScopeComputation(services),

@@ -84,6 +84,18 @@ describe('no silent exit', () => {
         assert.deepEqual(ds.filter(d => d.file.endsWith('ok.calvin')).map(d => `${d.line}:${d.code}`).sort(), ['23:race', '24:assert', '24:race']);
         noStack(r);
     });
+    it('a 3,000-line file with one syntax error: the syntax error, exit 1 (the solver, still starting, is disposed of after the report)', () => {
+        const lines = Array.from({ length: 3000 }, (_, i) => `int g${i} = ${i}; // a line of a long file`);
+        lines[1500] = 'int = 1;';
+        const f = write('long-syntax-error.calvin', lines.join('\n') + '\n');
+        for (const format of ['json', 'text']) {
+            const r = calvin(['check', '--format', format, f]);
+            assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+            assert.doesNotMatch(r.stderr, /internal error|nothing was reported/);
+            if (format === 'json') assert.deepEqual(codes(r), ['1501:syntax']);
+            else assert.match(r.stdout, /long-syntax-error\.calvin:1501:5: error \[syntax\] Syntax error: expected a name but found '='/);
+        }
+    });
     it('when nothing could be checked, exit 2 with a message', () => {
         const r = calvin(['check', '--format', 'json', path.join(dir, 'two')], { CALVIN_TEST_FAULT: 'two' });
         assert.equal(r.status, 2);
@@ -164,6 +176,19 @@ describe('paths', () => {
     });
 });
 
+describe('resources', () => {
+    it('--jobs beyond the cores available is clamped to them, with a warning', () => {
+        const cores = os.availableParallelism();
+        const r = calvin(['check', '--format', 'json', '--jobs', String(cores + 14), path.join(EXAMPLES, 'simple_lock_ok.calvin')]);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stderr, `calvin: --jobs ${cores + 14} is more than the ${cores} core${cores === 1 ? '' : 's'} available: using ${cores}\n`);
+        assert.deepEqual(codes(r), []);
+        const within = calvin(['check', '--format', 'json', '--jobs', '1', path.join(EXAMPLES, 'simple_lock_ok.calvin')]);
+        assert.equal(within.status, 0, within.stderr);
+        assert.equal(within.stderr, '');
+    });
+});
+
 describe('identifiers follow Java', () => {
     it('Unicode letters in names (BMP and beyond) are identifiers', () => {
         const ok = write('unicode.calvin', 'int zähler = 0;\nint 变量 = 1;\nthread Tâche { zähler = 变量 + 1; int \u{1D465} = 2; assert zähler > 1; }\n');
@@ -177,6 +202,40 @@ describe('identifiers follow Java', () => {
     });
 });
 
+describe('identifiers follow Java beyond letters', () => {
+    it('currency symbols and connectors start names, letter numbers and format characters are parts; a name ignores its format characters', () => {
+        const f = write('java-names.calvin', [
+            'int €uro = 1;',
+            'int $x = 2;',
+            'int _ = 3;',
+            'int a\u200bb = 4;',                   // a zero-width space: the name is 'ab'
+            'int \u2167x = 5;',                     // Ⅷ, a letter number
+            'int c\u203fd = 6;',                    // ‿, a connector
+            'int e\u00adf = 7;',                    // a soft hyphen: the name is 'ef'
+            'thread T { assert €uro + $x + _ + ab + \u2167x + c\u203fd + ef == 28; assert a\u200bb == ab; }',
+            'thread U { assert ef + e\u00adf == 15; }',
+            '',
+        ].join('\n'));
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+        // the two assertions hold; the third is refuted: the name 'ab' is one variable, written by nobody
+        assert.deepEqual(codes(r), ['9:assert']);
+        const dup = write('java-names-dup.calvin', 'int ab = 0;\nint a\u200bb = 1;\nthread T { ab = 2; }\n');
+        const q = calvin(['check', '--format', 'json', dup]);
+        assert.equal(q.status, 1);
+        assert.deepEqual(codes(q), ['2:name']);
+        assert.match(json(q).diagnostics[0].message, /'ab' is already declared at line 1/);
+    });
+    it('a name that is a keyword once its invisible characters are removed is an error; bidi controls are no part of a name', () => {
+        const f = write('java-names-bad.calvin', 'int x = 0;\nint i\u200bf = 1;\nint y\u202e = 2;\nthread T { x = 1; }\n');
+        const r = calvin(['check', '--format', 'json', f]);
+        assert.equal(r.status, 1);
+        const ds = json(r).diagnostics;
+        assert.ok(ds.some(d => d.line === 2 && d.code === 'syntax' && /reads as the keyword 'if' once its invisible characters are removed/.test(d.message)), JSON.stringify(ds));
+        assert.ok(ds.some(d => d.line === 3 && d.code === 'syntax' && d.message.includes("Unexpected character '\\u202e'")), JSON.stringify(ds));
+    });
+});
+
 describe('messages', () => {
     it('control bytes from binary input are escaped', () => {
         const f = write('binary.calvin', 'int x = 0;\nthread T { x\u0001 = 1; int y\u007f = 2; }\n');
@@ -185,5 +244,28 @@ describe('messages', () => {
         assert.ok(messages.some(m => m.includes("'\\x01'")) && messages.some(m => m.includes("'\\x7f'")), messages.join('\n'));
         // eslint-disable-next-line no-control-regex
         assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(r.stdout), 'raw control characters in the output');
+    });
+    it('control and bidi characters in file names are escaped in the text output and in the warnings', { skip: process.platform === 'win32' }, () => {
+        const d = path.join(dir, 'names');
+        const evil = 'evil\u001b[31m\u0007\u202egnp';
+        const bad = write(`names/${evil}.calvin`, 'int = 1;\n');
+        write('names/ok.calvin', fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8'));
+        spawnSync('mkfifo', [path.join(d, `${evil}-fifo.calvin`)]);
+        const r = calvin(['check', d]);
+        assert.equal(r.status, 1, r.stderr);
+        const shown = 'evil\\x1b[31m\\x07\\u202egnp';
+        assert.ok(r.stdout.includes(`${shown}.calvin:1:5: error [syntax]`), r.stdout);
+        assert.ok(r.stderr.includes(`calvin: skipped '${path.join(d, shown)}-fifo.calvin': not a regular file (a FIFO)`), r.stderr);
+        assert.ok(r.stderr.includes(`calvin: not verified (fix the errors reported first): ${path.join(d, shown)}.calvin`), r.stderr);
+        // eslint-disable-next-line no-control-regex
+        assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/.test(r.stdout + r.stderr), 'raw control or bidi characters in the output');
+        // the JSON report keeps the real name (JSON escapes what it must)
+        assert.ok(json(calvin(['check', '--format', 'json', bad])).diagnostics.every(x => x.file === bad));
+        // a message quoting source text escapes a bidi control too
+        const src = write('names/bidi-source.calvin', 'int x = 0; // \u202e comment\nthread T { x = 1\u202e; }\n');
+        const t = calvin(['check', src]);
+        assert.equal(t.status, 1);
+        assert.match(t.stdout, /bidi-source\.calvin:2:17: error \[syntax\] Unexpected character '\\u202e'/);
+        assert.ok(!/[\u202a-\u202e]/.test(t.stdout + t.stderr), t.stdout);
     });
 });

@@ -11,6 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI, EXAMPLES } from '../util/paths.js';
 import { fileUri, LspClient } from '../util/lsp-client.js';
+import { ResultCache, userCacheKey } from '../../packages/verifier/src/incremental/cache.js';
+import type { StoredResult } from '../../packages/verifier/src/incremental/result-codec.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-robust-server-'));
 const savedXdg = process.env.XDG_CACHE_HOME;
@@ -72,6 +74,43 @@ describe('the result cache in a workspace cannot forge a verdict', () => {
         try {
             await second.open(uri, UNLOCKED);
             assert.deepEqual(errorLines(await second.checksDone(uri, 120_000, 5)), expected);
+        } finally {
+            await second.shutdown();
+        }
+    });
+
+    it('authentic entries (signed with the user\'s key) with out-of-range positions or unknown codes are misses: the program is still reported', { timeout: 180_000 }, async () => {
+        const dir = workspace('unfit', { 'lock.calvin': UNLOCKED });
+        const uri = fileUri(path.join(dir, 'lock.calvin'));
+        const options = { rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1 } };
+        const first = await LspClient.start(options);
+        try {
+            await first.open(uri, UNLOCKED);
+            assert.deepEqual(errorLines(await first.checksDone(uri, 120_000, 5)), ['23:race', '24:assert', '24:race']);
+        } finally {
+            await first.shutdown();
+        }
+        // Rewritten as "verified" with one odd diagnostic, and signed again with the key the
+        // server uses: only the check of the entry's content can turn them away.
+        const key = userCacheKey({ XDG_CACHE_HOME: process.env.XDG_CACHE_HOME });
+        assert.ok(key);
+        const cacheDir = path.join(dir, '.calvin-cache');
+        const entries = cacheEntries(cacheDir);
+        assert.ok(entries.length >= 4, `${entries.length} cache entries`);
+        const signer = new ResultCache({ dir: cacheDir, root: dir, key });
+        entries.forEach((file, i) => {
+            const { result } = JSON.parse(fs.readFileSync(file, 'utf8')) as { result: StoredResult };
+            const odd = i % 2 === 0
+                ? { range: 99_999, severity: 'info', code: 'race', message: 'a position beyond the plan', related: [] }
+                : { range: 0, severity: 'info', code: 'looks-fine', message: 'an unknown code', related: [] };
+            signer.set({ ...result, status: 'verified', diagnostics: [odd] } as unknown as StoredResult);
+        });
+        const second = await LspClient.start(options);
+        try {
+            await second.open(uri, UNLOCKED);
+            const ds = await second.checksDone(uri, 120_000, 5);
+            assert.deepEqual(errorLines(ds), ['23:race', '24:assert', '24:race']);
+            assert.ok(!ds.some(d => /beyond the plan|unknown code/.test(d.message)), JSON.stringify(ds));
         } finally {
             await second.shutdown();
         }

@@ -3,6 +3,7 @@
 // settled and Node exited 0 with nothing printed).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { createBackend, SolverFailure } from '../../packages/verifier/src/index.js';
 import { ROOT } from '../util/paths.js';
@@ -27,4 +28,17 @@ describe('disposing of the solver in every state settles what waits for it', () 
             assert.equal(outcomes.length, 2);
         });
     }
+});
+
+describe('disposing of the solver after the main thread was busy', () => {
+    // The worker finishes starting while the main thread is busy (the front end of a large
+    // file), so its 'ready' message arrives after dispose() began. Before, that message
+    // unreferenced the worker being terminated: the event loop emptied, dispose() never
+    // settled and `calvin check` lost its report. In a process of its own, so that
+    // nothing else keeps the event loop alive.
+    it('dispose() settles when the main thread was busy (>= 600 ms) right after the backend was created', { timeout: 60_000 }, () => {
+        const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/robustness/dispose-busy.ts'), WORKER, '600'], { cwd: ROOT, encoding: 'utf8', timeout: 50_000 });
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        assert.match(r.stdout, /^settled in \d+ ms/);
+    });
 });

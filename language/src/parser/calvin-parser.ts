@@ -1,6 +1,7 @@
 import type { AstNode, LangiumCoreServices, LexerResult, ParseResult, ParserOptions, TokenizeOptions } from 'langium';
 import { createParser, DefaultLexer, LangiumParser } from 'langium';
 import type { ILexingError, IToken } from 'chevrotain';
+import { identifierName } from './calvin-token-builder.js';
 import { guardBrackets, MAX_FILE_BYTES, overflowError, pruneDeepNodes } from './nesting.js';
 
 /** The message of an internal failure, for a diagnostic (first line only). */
@@ -22,14 +23,36 @@ function tooLarge(length: number): ILexingError {
     return { offset: 0, line: 1, column: 1, length: 0, message: `This file is too large for Calvin (${mb(length)}; the limit is ${mb(MAX_FILE_BYTES)}): it is not checked. Split it into several files.` };
 }
 
-/** Never throws: a failure of the Chevrotain lexer becomes a lexer error (and no tokens). */
+/**
+ * Never throws: a failure of the Chevrotain lexer becomes a lexer error (and no tokens).
+ * An identifier whose name (without its invisible format characters) is a keyword is
+ * an error: `i\u200bf` would show as `if` and be a name.
+ */
 export class CalvinLexer extends DefaultLexer {
+    private keywords: Set<string> | undefined;
+
     override tokenize(text: string, options?: TokenizeOptions): LexerResult {
+        let result: LexerResult;
         try {
-            return super.tokenize(text, options);
+            result = super.tokenize(text, options);
         } catch (e) {
             return { tokens: [], hidden: [], errors: [internalError('lexer', e)] };
         }
+        for (const t of result.tokens) {
+            if (t.tokenType.name !== 'ID') continue;
+            const name = identifierName(t.image);
+            if (name === t.image || !this.keywordSet().has(name)) continue;
+            result.errors.push({
+                offset: t.startOffset, line: t.startLine, column: t.startColumn, length: t.image.length,
+                message: `This name reads as the keyword '${name}' once its invisible characters are removed: write '${name}' or another name.`,
+            });
+        }
+        return result;
+    }
+
+    private keywordSet(): Set<string> {
+        // Langium names a keyword's token after the keyword; terminals are in capitals.
+        return this.keywords ??= new Set(Object.keys(this.definition).filter(n => /^[a-z_][A-Za-z0-9_]*$/.test(n)));
     }
 }
 

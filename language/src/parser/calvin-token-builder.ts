@@ -1,3 +1,4 @@
+import { BIDI_CONTROLS } from '@calvin/verifier/text';
 import type { Grammar } from 'langium';
 import { DefaultTokenBuilder, type TokenBuilderOptions } from 'langium';
 import { Lexer, type CustomPatternMatcherFunc, type IMultiModeLexerDefinition, type TokenType } from 'chevrotain';
@@ -37,11 +38,30 @@ const continuationAt: CustomPatternMatcherFunc = (text, offset) => {
 };
 
 /**
- * A Java identifier (JLS §3.8): a letter, `$` or `_` (Unicode letters and
- * letter numbers included), then letters, digits, `$`, `_`, combining marks,
- * connectors and the zero-width joiners.
+ * A Java identifier (JLS §3.8; Character.isJavaIdentifierStart/Part): it starts
+ * with a letter, a letter number (Ⅻ), a currency symbol (`$`, `€`) or a
+ * connector (`_`, `‿`), and goes on with those, digits, combining marks and the
+ * format characters Java ignores in names (the zero-width joiners, soft hyphen,
+ * ...; see identifierName). Two deliberate differences: no control characters
+ * (Java ignores NUL..BS and others; here they are the sign of a binary file and
+ * a lexer error), and no bidirectional controls (U+202E and the like, which
+ * reorder how the name is shown: "Trojan Source").
  */
-const IDENTIFIER = /[$_\p{L}\p{Nl}][$_\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\u200c\u200d]*/uy;
+const ID_START = '$_\\p{L}\\p{Nl}\\p{Sc}\\p{Pc}';
+const ID_PART = `${ID_START}\\p{Nd}\\p{Mn}\\p{Mc}`;
+const IDENTIFIER = new RegExp(`[${ID_START}](?:[${ID_PART}]|(?![${BIDI_CONTROLS}])\\p{Cf})*`, 'uy');
+
+/** The format characters (Unicode category Cf) an identifier may hold and that its name ignores. */
+const IGNORABLE = /\p{Cf}/gu;
+
+/**
+ * The name an identifier stands for: as in Java, two identifiers are the same
+ * name when they are equal once their ignorable format characters are removed
+ * (`a\u200bb` is `ab`).
+ */
+export function identifierName(image: string): string {
+    return /[^\x00-\x7f]/.test(image) ? image.replace(IGNORABLE, '') : image;
+}
 
 const javaIdentifier: CustomPatternMatcherFunc = (text, offset) => {
     IDENTIFIER.lastIndex = offset;
@@ -50,13 +70,13 @@ const javaIdentifier: CustomPatternMatcherFunc = (text, offset) => {
 
 let startChars: number[] | undefined;
 
-/** The UTF-16 units an identifier may start with (for the lexer's first-character index): every BMP letter and every high surrogate. */
+/** The UTF-16 units an identifier may start with (for the lexer's first-character index): every BMP start character and every high surrogate. */
 function identifierStartChars(): number[] {
     if (startChars) return startChars;
     const out: number[] = [];
-    const start = /^[$_\p{L}\p{Nl}]$/u;
+    const start = new RegExp(`^[${ID_START}]$`, 'u');
     for (let c = 0; c <= 0xffff; c++) {
-        if (c >= 0xd800 && c <= 0xdbff) out.push(c); // the first half of a letter outside the BMP
+        if (c >= 0xd800 && c <= 0xdbff) out.push(c); // the first half of a character outside the BMP
         else if (c < 0xd800 || c > 0xdfff) { if (start.test(String.fromCharCode(c))) out.push(c); }
     }
     return startChars = out;

@@ -4,6 +4,7 @@ import { buildProgram, createCalvinCoreServices, MAX_FILE_BYTES, type Program } 
 import { createBackend } from '@calvin/verifier';
 import { compareDiagnostics, type CheckReport, type CliDiagnostic } from './diagnostic.js';
 import { collectFiles, readSource } from './files.js';
+import { warn } from './format.js';
 import { verifyDocuments, type VerifyStepOptions } from './verify-step.js';
 
 const SEVERITY: Record<number, CliDiagnostic['severity']> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'info' };
@@ -21,14 +22,16 @@ export type CheckOutcome = CheckReport & { skipped: string[]; checked: number; n
 export async function check(args: string[], options: CheckOptions): Promise<CheckOutcome> {
     const start = Date.now();
     const { files, skipped: unreadable } = collectFiles(args);
-    for (const s of unreadable) process.stderr.write(`calvin: skipped '${s.path}': ${s.why}\n`);
+    for (const s of unreadable) warn(`skipped '${s.path}': ${s.why}`);
     const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), ...readSource(f, MAX_FILE_BYTES) }));
     // Z3 takes a few hundred milliseconds to start: let it start while the front end runs.
     const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs }) : undefined;
     try {
         return await checkWith(files, sources, options, start, backend);
     } finally {
-        await backend?.dispose();
+        // The report is complete: the solver's shutdown never holds it back (the CLI
+        // exits once the report is written, which ends the workers in any state).
+        backend?.dispose().catch(() => undefined);
     }
 }
 

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { escapeControl } from '@calvin/verifier';
 import type { CheckReport } from './diagnostic.js';
 
 export type Format = 'text' | 'json' | 'sarif';
@@ -8,11 +9,11 @@ export type Format = 'text' | 'json' | 'sarif';
 export function formatText(report: CheckReport): string {
     const lines: string[] = [];
     for (const d of report.diagnostics) {
-        lines.push(`${d.file}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
-        for (const r of d.related ?? []) lines.push(`  ${r.file}:${r.line}:${r.column}: note: ${oneLine(r.message)}`);
+        lines.push(`${printable(d.file)}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
+        for (const r of d.related ?? []) lines.push(`  ${printable(r.file)}:${r.line}:${r.column}: note: ${oneLine(r.message)}`);
     }
     for (const c of report.checks ?? []) {
-        lines.push(`check ${c.kind} ${c.name} (${c.file}): ${c.status} in ${c.timeMs} ms, ${c.queries} quer${c.queries === 1 ? 'y' : 'ies'}${c.envStar ? `; ${c.envStar}` : ''}`);
+        lines.push(printable(`check ${c.kind} ${c.name} (${c.file}): ${c.status} in ${c.timeMs} ms, ${c.queries} quer${c.queries === 1 ? 'y' : 'ies'}${c.envStar ? `; ${c.envStar}` : ''}`));
     }
     const errors = report.diagnostics.filter(d => d.severity === 'error').length;
     const warnings = report.diagnostics.filter(d => d.severity === 'warning').length;
@@ -21,9 +22,23 @@ export function formatText(report: CheckReport): string {
     return lines.join('\n') + '\n';
 }
 
-/** One diagnostic, one line: line breaks in a message become spaces. */
+/** One diagnostic, one line: line breaks in a message become spaces (other controls are escaped). */
 function oneLine(message: string): string {
-    return message.replace(/\s*[\r\n]+\s*/g, ' ');
+    return printable(message.replace(/\s*[\r\n]+\s*/g, ' '));
+}
+
+/**
+ * Text for a terminal: file names and messages hold what the user's files and
+ * paths hold, whose control and bidi characters (ESC, BEL, U+202E) are shown
+ * escaped, never sent raw.
+ */
+export function printable(text: string): string {
+    return escapeControl(text);
+}
+
+/** A warning or error line on stderr, `calvin: ...`, with user text escaped. */
+export function warn(message: string): void {
+    process.stderr.write(`calvin: ${printable(message)}\n`);
 }
 
 /**

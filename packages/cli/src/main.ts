@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { oneLine, SolverFailure } from '@calvin/verifier';
 import { check } from './check.js';
-import { formatJson, formatSarif, formatText, type Format } from './format.js';
+import { formatJson, formatSarif, formatText, printable, warn, type Format } from './format.js';
 import { UsageError } from './files.js';
 
 declare const CALVIN_VERSION: string;
@@ -13,6 +13,8 @@ program
     .name('calvin')
     .description('Calvin: modular checking of multithreaded programs (races, assertions, invariants, abstractions).')
     .version(version, '-v, --version')
+    // Its messages quote the arguments given (file names): printable, like ours.
+    .configureOutput({ writeErr: text => process.stderr.write(printableLines(text)) })
     .exitOverride(err => {
         // --help and --version exit 0; bad arguments exit 2 (checking.md).
         process.exit(err.exitCode === 0 ? 0 : 2);
@@ -38,32 +40,31 @@ program
                 verify: options.verify,
                 verbose: options.verbose === true,
                 verifier: {
-                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: Number(options.jobs), dumpSmtDir: options.dumpSmt,
+                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
-                    log: debug ? m => process.stderr.write(`calvin: ${m}\n`) : undefined,
-                    trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${m}\n`) : undefined,
+                    log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
+                    trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${printableLines(m)}\n`) : undefined,
                 },
             });
             const out = options.format === 'json' ? formatJson(report)
                 : options.format === 'sarif' ? formatSarif(report, version)
                     : formatText(report);
-            if (skipped.length > 0) {
-                process.stderr.write(`calvin: not verified (fix the errors reported first): ${skipped.join(', ')}\n`);
-            }
+            if (skipped.length > 0) warn(`not verified (fix the errors reported first): ${skipped.join(', ')}`);
             // 2 when nothing could be checked at all; an unfinished check is an error diagnostic (exit 1)
             const nothing = options.verify && notChecked > 0 && checked === 0;
-            if (nothing) process.stderr.write(`calvin: nothing could be checked (${notChecked} check${notChecked === 1 ? '' : 's'} could not run; see the diagnostics)\n`);
+            if (nothing) warn(`nothing could be checked (${notChecked} check${notChecked === 1 ? '' : 's'} could not run; see the diagnostics)`);
             const code = nothing ? 2 : report.diagnostics.some(d => d.severity === 'error') ? 1 : 0;
             done = true;
             process.stdout.write(out, () => process.exit(code));
         } catch (e) {
             done = true;
             if (e instanceof UsageError) {
-                process.stderr.write(`calvin: ${e.message}\n`);
+                warn(e.message);
             } else if (e instanceof SolverFailure) {
-                process.stderr.write(`calvin: the solver cannot run: ${e.message}\n`);
+                warn(`the solver cannot run: ${e.message}`);
             } else {
-                process.stderr.write(`calvin: internal error: ${oneLine(e)}${process.env.CALVIN_DEBUG ? `\n${(e as Error)?.stack}` : ' (set CALVIN_DEBUG=1 for details)'}\n`);
+                warn(`internal error: ${oneLine(e)}${process.env.CALVIN_DEBUG ? '' : ' (set CALVIN_DEBUG=1 for details)'}`);
+                if (process.env.CALVIN_DEBUG) process.stderr.write(`${printableLines(String((e as Error)?.stack))}\n`);
             }
             process.exit(2);
         }
@@ -78,7 +79,7 @@ let done = false;
 process.on('beforeExit', () => {
     if (!finishing || done) return;
     done = true;
-    process.stderr.write('calvin: internal error: the check stopped before it finished (nothing was reported); please report it\n');
+    warn('internal error: the check stopped before it finished (nothing was reported); please report it');
     process.exit(2);
 });
 
@@ -91,6 +92,22 @@ interface CheckCliOptions {
     dumpSmt?: string;
     verbose?: boolean;
     verify: boolean;
+}
+
+/**
+ * --jobs beyond the cores available only costs memory (each solver instance
+ * holds a Z3 context of its own): it is clamped, with a warning.
+ */
+function jobsWithin(jobs: number): number {
+    const cores = Math.max(1, os.availableParallelism());
+    if (jobs <= cores) return jobs;
+    warn(`--jobs ${jobs} is more than the ${cores} core${cores === 1 ? '' : 's'} available: using ${cores}`);
+    return cores;
+}
+
+/** Debugging output over several lines (stack traces): each line printable. */
+function printableLines(text: string): string {
+    return text.split('\n').map(printable).join('\n');
 }
 
 function positiveInt(flag: string): (value: string) => string {
@@ -110,6 +127,6 @@ program
     });
 
 program.parseAsync(process.argv).catch(e => {
-    process.stderr.write(`calvin: internal error: ${oneLine(e)}\n`);
+    warn(`internal error: ${oneLine(e)}`);
     process.exit(2);
 });

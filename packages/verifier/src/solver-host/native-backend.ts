@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HARD_LIMIT_GRACE_MS, timerDelay, type Engine } from './pool.js';
+import { HARD_LIMIT_GRACE_MS, settleWithin, TERMINATE_WAIT_MS, timerDelay, type Engine } from './pool.js';
 import { smtError, unbalancedReason } from './smt-text.js';
 import { SolverFailure } from './types.js';
 
@@ -86,7 +86,7 @@ export class NativeEngine implements Engine {
             const exited = new Promise<void>(resolve => inst.proc.once('exit', () => resolve()));
             this.setRef(inst, true);
             this.kill(inst);
-            await exited;
+            await settleWithin(exited, TERMINATE_WAIT_MS);
         }
     }
 

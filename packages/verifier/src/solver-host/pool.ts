@@ -24,6 +24,23 @@ export interface Engine {
     dispose(): Promise<void>;
 }
 
+/** Longest wait for a stopped solver's exit in dispose(); past it, dispose settles anyway. */
+export const TERMINATE_WAIT_MS = 2_000;
+
+/**
+ * Waits for `promise` (its outcome ignored) at most `ms`, on a referenced timer:
+ * the wait keeps Node's event loop alive and always ends.
+ */
+export function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+    return new Promise<void>(resolve => {
+        const timer = setTimeout(resolve, ms);
+        promise.then(() => undefined, () => undefined).then(() => {
+            clearTimeout(timer);
+            resolve();
+        });
+    });
+}
+
 /** A setTimeout delay (longer ones would fire at once). */
 export function timerDelay(ms: number): number {
     return Math.min(Math.max(0, ms), 0x7fffffff);

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { HARD_LIMIT_GRACE_MS, timerDelay, type Engine } from './pool.js';
+import { HARD_LIMIT_GRACE_MS, settleWithin, TERMINATE_WAIT_MS, timerDelay, type Engine } from './pool.js';
 import type { HostToWorker, WorkerStartData, WorkerToHost } from './protocol.js';
 import { SolverFailure } from './types.js';
 
@@ -73,7 +73,7 @@ export class WasmEngine implements Engine {
             inst.expectedExit = true;
             inst.alive = false;
             inst.worker.ref();
-            await inst.worker.terminate().catch(() => undefined);
+            await settleWithin(inst.worker.terminate(), TERMINATE_WAIT_MS);
         }
     }
 
@@ -171,7 +171,10 @@ export class WasmEngine implements Engine {
                 if (m.type === 'ready') {
                     inst.started = true;
                     clearTimeout(startTimer);
-                    if (!this.pending) worker.unref();
+                    // A worker being terminated stays referenced until its exit: its 'ready' can
+                    // arrive after dispose() (the main thread was busy), and an unref here let
+                    // the event loop empty while dispose() waited for the exit.
+                    if (!this.pending && inst.alive) worker.unref();
                     resolve();
                 } else if (m.type === 'fatal') {
                     inst.lastError = m.message;
