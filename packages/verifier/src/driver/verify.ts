@@ -1,3 +1,4 @@
+import { append } from '../append.js';
 import type { MethodModel, ProgramModel, Range } from '../model/program.js';
 import type { Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
@@ -73,7 +74,7 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
     const units = unitsOf(ctx);
     const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
     const results = await inParallel(units, options.concurrency ?? 1, u => verifyUnit(u, ctx, options));
-    for (const r of results) diagnostics.push(...r.diagnostics);
+    for (const r of results) append(diagnostics, r.diagnostics);
     return { units: results, diagnostics: dedupe(diagnostics) };
 }
 

@@ -1,3 +1,4 @@
+import { append } from '../append.js';
 import type { MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
@@ -43,6 +44,8 @@ export interface AbstractionTarget {
 }
 
 const PC = 'pc';
+/** Whether commands run before the threads start (the field initializers) or with them. */
+type Phase = 'init' | 'threads';
 const ENTRY = 'entry';
 
 /**
@@ -76,9 +79,11 @@ export class Simulator {
         this.maps = this.usedMaps([...init, ...body]);
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
         // Init satisfies I when condition 3 holds (checked on its own); nothing is assumed about it here.
-        out.push(...this.initialStore(), ...this.cmds(init, true));
+        // Its implicit checks are checked here too: the initialization check exists only when the
+        // program has invariants.
+        append(out, this.initialStore(), this.cmds(init, 'init'));
         this.privateLocals.clear();
-        out.push(...this.cmds(body, false));
+        append(out, this.cmds(body, 'threads'));
         return this.program(out);
     }
 
@@ -104,7 +109,7 @@ export class Simulator {
                 out.push({ k: 'assume', cond: T.and(T.or(T.eq(x, T.NULL), publishedOf(vocab, p.type, x)), initializedFacts(vocab, x, p.type)) });
             }
         });
-        out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
+        append(out, this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
         for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
         out.push({ k: 'local', var: PC, value: T.int(1) });
         out.push({ k: 'snapshot', name: ENTRY });
@@ -112,18 +117,18 @@ export class Simulator {
         for (const id of this.inputs) this.defined.add(id);
         // The checks at the end of the body are for the path that falls off it: inside the body's
         // scope, so that a `return` (checked where it stands) skips them.
-        const cmds = this.cmds(body, false);
+        const cmds = this.cmds(body, 'threads');
         const scope = cmds.length === 1 && cmds[0].k === 'scope' && cmds[0].label === target.exitLabel ? cmds[0] : undefined;
-        if (scope) scope.body.push(...this.finalChecks(m.endRange));
-        out.push(...cmds);
-        if (!scope) out.push(...this.finalChecks(m.endRange));
+        if (scope) append(scope.body, this.finalChecks(m.endRange));
+        append(out, cmds);
+        if (!scope) append(out, this.finalChecks(m.endRange));
         return this.program(out);
     }
 
     /** Condition 3: the store after the field initializers satisfies every invariant (reported at the clause). */
     initCheck(init: Cmd[], inv: Invariant[]): SeqProgram {
         this.maps = this.usedMaps(init, undefined, inv);
-        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init, true, true)];
+        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init, 'init')];
         for (const c of inv) {
             out.push({
                 k: 'assert', cond: c.term, check: this.check({
@@ -316,12 +321,17 @@ export class Simulator {
 
     // ------------------------------------------------------------ environment steps
 
-    private envStep(conjuncts: Conjunct[], assumeResidual: boolean, invariants: boolean): EnvStep {
+    /**
+     * An environment step by the given conjuncts over the check's state variables; `residual`:
+     * assume the conjuncts' residual relations (a probe leaves them to its check); `invariants`:
+     * assume I after the step.
+     */
+    private envStep(conjuncts: Conjunct[], options: { residual: boolean; invariants: boolean }): EnvStep {
         return {
             maps: this.maps,
             conjuncts: conjuncts.filter(c => [...c.maps].some(m => this.maps.includes(m)) || c.frames.some(f => this.maps.includes(f.map))),
-            invariants: invariants ? this.invariantSteps(this.relevantInvariants()) : [],
-            assumeResidual,
+            invariants: options.invariants ? this.invariantSteps(this.relevantInvariants()) : [],
+            assumeResidual: options.residual,
         };
     }
 
@@ -334,7 +344,7 @@ export class Simulator {
      * their environment frames depend only on each other.
      */
     private star(touched?: Set<string>): SCmd {
-        const step = this.envStep(this.spec.star, true, true);
+        const step = this.envStep(this.spec.star, { residual: true, invariants: true });
         if (touched) {
             const comps = this.components();
             const maps = new Set<string>();
@@ -392,15 +402,19 @@ export class Simulator {
 
     // ------------------------------------------------------------ commands
 
-    private cmds(cmds: Cmd[], init: boolean, initChecks = false): SCmd[] {
+    /**
+     * Commands of the field initializers (`init`: before the threads start, no environment
+     * steps, no guarantee) or of a body that runs with the other threads (`threads`).
+     */
+    private cmds(cmds: Cmd[], phase: Phase): SCmd[] {
         const out: SCmd[] = [];
-        for (const c of cmds) out.push(...this.cmd(c, init, initChecks));
+        for (const c of cmds) append(out, this.cmd(c, phase));
         return out;
     }
 
-    private cmd(c: Cmd, init: boolean, initChecks: boolean): SCmd[] {
+    private cmd(c: Cmd, phase: Phase): SCmd[] {
         switch (c.k) {
-            case 'op': return this.op(c.op, init, initChecks);
+            case 'op': return this.op(c.op, phase);
             case 'local': {
                 this.defined.add(c.var);
                 this.privateLocals.delete(c.var);
@@ -412,23 +426,25 @@ export class Simulator {
             case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); return [{ k: 'havocLocal', vars: c.vars }];
             case 'assumeLocal': case 'assumeState': return [{ k: 'assume', cond: c.cond }];
             case 'checkLocal':
-                if (init && !initChecks) return [{ k: 'assume', cond: c.cond }];
                 return [{ k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
-            case 'checkState':
-                return [this.star(T.mapsOf(c.cond)), { k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
+            case 'checkState': {
+                const check: SCmd = { k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) };
+                // (no other thread runs during the initializers)
+                return phase === 'init' ? [check] : [this.star(T.mapsOf(c.cond)), check];
+            }
             case 'if': {
                 const before = new Set(this.privateLocals);
-                const a = this.cmds(c.then, init, initChecks);
+                const a = this.cmds(c.then, phase);
                 const afterThen = this.privateLocals;
                 this.privateLocals = new Set(before);
-                const b = this.cmds(c.else, init, initChecks);
+                const b = this.cmds(c.else, phase);
                 this.privateLocals = new Set([...afterThen].filter(x => this.privateLocals.has(x)));
                 return [{ k: 'if', cond: c.cond, then: a, else: b }];
             }
-            case 'loop': return this.loop(c);
+            case 'loop': return this.loop(c, phase);
             case 'break': return [{ k: 'break', label: c.label }];
             case 'continue': return [{ k: 'exit', label: c.label }];
-            case 'scope': return [{ k: 'scope', label: c.label, body: this.cmds(c.body, init, initChecks) }];
+            case 'scope': return [{ k: 'scope', label: c.label, body: this.cmds(c.body, phase) }];
             case 'exit':
                 if (this.abs && c.label === this.abs.exitLabel && c.range) return [...this.finalChecks(c.range), { k: 'exit', label: c.label }];
                 return [{ k: 'exit', label: c.label }];
@@ -448,7 +464,7 @@ export class Simulator {
      * only make those objects' locations arbitrary. Houdini candidates
      * (sim/candidates.ts) and `loop_invariant`s constrain the rest.
      */
-    private loop(c: Extract<Cmd, { k: 'loop' }>): SCmd[] {
+    private loop(c: Extract<Cmd, { k: 'loop' }>, phase: Phase): SCmd[] {
         const entry = this.name('loop~');
         const vocab = this.spec.vocab;
         const analysis = analyzeLoop(c.body);
@@ -487,8 +503,8 @@ export class Simulator {
         const assigned = [...analysis.assignedLocals].filter(l => this.locals.has(l));
         if (this.abs && analysis.hasOps) assigned.push(PC);
         if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)] });
-        if (analysis.hasOps) {
-            const step = this.envStep(star, true, false);
+        if (analysis.hasOps && phase === 'threads') {
+            const step = this.envStep(star, { residual: true, invariants: false });
             step.maps = this.maps.filter(m => !havocked.has(m));
             head.push({ k: 'env', step });
         }
@@ -500,8 +516,9 @@ export class Simulator {
         for (const m of havocked) {
             if (this.maps.includes(m)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
         }
-        // What every state satisfies: I and a well-formed heap.
-        for (const f of [...this.invariantTerms(), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
+        // What every state satisfies: a well-formed heap, and I once the threads run (the
+        // initializers are still establishing it).
+        for (const f of [...(phase === 'threads' ? this.invariantTerms() : []), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
 
         // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
         const invariants: LoopInv[] = c.invariants.map(inv => ({
@@ -523,7 +540,7 @@ export class Simulator {
         }
         const entryPrivate = new Set(this.privateLocals);
         if (analysis.publishes) this.privateLocals.clear();
-        const body = this.cmds(c.body, false);
+        const body = this.cmds(c.body, phase);
         this.privateLocals = analysis.publishes ? new Set() : entryPrivate;
         for (const f of analysis.freshLocals) this.privateLocals.delete(f);
         return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
@@ -531,10 +548,10 @@ export class Simulator {
 
     // ------------------------------------------------------------ atomic operations
 
-    private op(op: AtomicOp, init: boolean, initChecks: boolean): SCmd[] {
-        if (op.init || init) {
-            // Field initializers: no environment, no guarantee; their implicit checks belong to the initialization check.
-            return this.opBody(op.body, op, initChecks ? 'check' : 'assume', OP_PRE);
+    private op(op: AtomicOp, phase: Phase): SCmd[] {
+        if (op.init || phase === 'init') {
+            // Field initializers: no environment, no guarantee; their implicit checks are checked.
+            return this.opBody(op.body, op, 'check', OP_PRE);
         }
         const touched = opMaps(op);
         // the abstraction's actions are evaluated on this step too
@@ -546,12 +563,12 @@ export class Simulator {
         let lead = op.blocking;
         while (lead < op.body.length && op.body[lead].k === 'assert') lead++;
         // (before the step, its pre-state is the current state)
-        out.push(...this.opBody(op.body.slice(0, lead), op, 'check', undefined));
-        out.push(...this.raceChecks(op));
+        append(out, this.opBody(op.body.slice(0, lead), op, 'check', undefined));
+        append(out, this.raceChecks(op));
         out.push({ k: 'snapshot', name: pre });
-        out.push(...this.opBody(op.body.slice(lead), op, 'check', pre));
+        append(out, this.opBody(op.body.slice(lead), op, 'check', pre));
         // an object read here satisfies its class invariants (every published object does, in every state)
-        if (op.kind === 'read') out.push(...this.invariantsAt(op));
+        if (op.kind === 'read') append(out, this.invariantsAt(op));
         // a value read here: what it was before the environment's step
         if (op.kind === 'read') {
             for (const c of op.body) {
@@ -560,8 +577,8 @@ export class Simulator {
                 this.provenance.set(c.var, { name: text, before: T.rebase(c.value, new Map([[undefined, before]])), after: T.rebase(c.value, new Map([[undefined, pre]])), range: op.range });
             }
         }
-        out.push(...this.guarantee(op, pre));
-        if (this.abs) out.push(...this.simulate(op, pre));
+        append(out, this.guarantee(op, pre));
+        if (this.abs) append(out, this.simulate(op, pre));
         if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
         if (publishes(op.body)) this.privateLocals.clear();
         return out;
@@ -614,8 +631,8 @@ export class Simulator {
             const k = `${a.write}/${accessKey(a)}`;
             if (seen.has(k)) continue;
             seen.add(k);
-            if (!a.sync && !a.field?.isFinal) out.push(...this.stability(a, op));
-            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') out.push(...this.writable(a, op));
+            if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
+            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op));
         }
         return out;
     }
@@ -626,7 +643,7 @@ export class Simulator {
         if (!loc || !this.maps.includes(locMap(a))) return [];
         const probe = this.name('probe~');
         // only the accessed variable takes the hypothetical step (its frames read the others as they are)
-        const step = this.envStep(this.spec.env, false, false);
+        const step = this.envStep(this.spec.env, { residual: false, invariants: false });
         step.maps = [locMap(a)];
         const residual = T.and(...step.conjuncts.filter(c => c.residual).map(c => T.rebase(c.residual!, new Map([[EPRE, undefined], [EPOST, probe]]))));
         const stable = T.eq(locTerm(a, probe)!, loc);
@@ -1079,7 +1096,11 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
                 case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? false; break;
                 case 'if': r = [walk(c.then, r), walk(c.else, r)].some(x => x); break;
                 case 'scope': labels.set(c.label, r); r = walk(c.body, r); break;
-                case 'loop': labels.set(c.label, r); walk(c.body, true); walk(c.body, r); break;
+                // An inner loop's body is walked once, as if its end came back to our head: its own
+                // head may be reached again and left by a break, so this over-approximates (walking
+                // it a second time, with the value after the loop, would only confirm a subset of
+                // it, at twice the cost per level of nesting).
+                case 'loop': labels.set(c.label, r); walk(c.body, true); break;
                 case 'checkState': hasOps = true; break;
                 default: break;
             }
