@@ -10,6 +10,7 @@ import { binary, translate, type TrContext } from '../spec/translate.js';
 import { actionPredicate, frameOf, frameWhere, keyParams, type FrameInfo } from '../spec/abstraction.js';
 import type { Access, AtomicOp, CallFrame, CheckInfo, Cmd, LocalDecl, Loc, OpCmd, OpKind } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
+import { allInvariants, stateCtx, type Invariant } from '../spec/environment.js';
 
 /** Thrown when a program uses something the verifier cannot handle; reported, never ignored. */
 export class LoweringError extends Error {
@@ -62,6 +63,7 @@ export class Lowerer {
     private readonly locals = new Map<string, LocalDecl>();
     private pendingWitness: number | undefined;
     private inlineCount = 0;
+    private invariants?: Invariant[];
 
     constructor(private readonly vocab: Vocabulary, private readonly target: LowerTarget) { }
 
@@ -887,6 +889,64 @@ export class Lowerer {
     }
 
     /**
+     * The check of a method with an abstraction assumes the invariants (its
+     * `this` and reference parameters are published objects, and every
+     * published object satisfies its class invariants): at a call, they must
+     * hold. A receiver or argument (and what it links to) may still be private
+     * to the thread, where its class invariants are not checked yet: they are
+     * checked here for those objects, as at publication. During the
+     * initializers, no invariant has to hold yet: each one the callee may
+     * assume is checked at the call.
+     */
+    private assumedInvariants(m: MethodModel, receiver: Term | undefined, args: Term[], range: Range, frame: MethodFrame): Cmd[] {
+        this.invariants ??= allInvariants(this.vocab);
+        const out: Cmd[] = [];
+        const related = (inv: Invariant) => ({ range: inv.clause.range, message: inv.origin });
+        if (this.target.kind === 'init') {
+            for (const inv of this.invariants) {
+                out.push({
+                    k: 'checkState', cond: inv.term,
+                    check: { ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}', which may not hold yet during the initializers`, frame), related: related(inv) },
+                });
+            }
+            return out;
+        }
+        if (!this.vocab.has(OWNER)) return []; // no objects: nothing private
+        // the receiver and the reference arguments, with their static types
+        const objects: Array<{ term: Term; type: Type }> = [];
+        if (receiver && m.owner && !m.isStatic) objects.push({ term: receiver, type: { kind: 'class', name: m.owner } });
+        m.params.forEach((p, i) => { if (p.type.kind === 'class' || p.type.kind === 'array') objects.push({ term: args[i], type: p.type }); });
+        if (objects.length === 0) return [];
+        const reachable = reachableClasses(this.vocab, objects.map(x => x.type));
+        const tid = this.target.tid;
+        const privateObj = (x: Term) => T.and(allocated(x), T.eq(ownerOf(x), tid));
+        // (a published object references published objects only: what a private one references is linked)
+        const somePrivate = T.or(...objects.map(x => privateObj(x.term)));
+        for (const inv of this.invariants) {
+            const t = inv.term;
+            if (inv.className === undefined || !reachable.has(inv.className) || t.t !== 'quant' || t.vars.length !== 1) continue;
+            const o = T.v(t.vars[0].name, 'Ref');
+            const type: Type = { kind: 'class', name: inv.className };
+            const ofClass = (x: Term) => T.and(privateObj(x), T.eq(dtypeOf(x), T.int(this.vocab.typeId(type))));
+            const body = (x: Term) => translate(inv.clause.expr, stateCtx(this.vocab, tid, undefined, x));
+            // the receiver and arguments of the class themselves (so their values are shown), and
+            // the private objects of the class that a private object references
+            const cond = T.and(
+                ...objects.filter(x => x.type.kind === 'class' && x.type.name === inv.className).map(x => T.implies(ofClass(x.term), body(x.term))),
+                T.implies(somePrivate, T.forall(t.vars, T.implies(T.and(ofClass(o), linkedOf(o)), body(o)))),
+            );
+            out.push({
+                k: 'checkState', cond,
+                check: {
+                    ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}' of its receiver and arguments, which may not hold here for an object still private to this thread`, frame),
+                    related: related(inv),
+                },
+            });
+        }
+        return out;
+    }
+
+    /**
      * InlineAbs: a call to a method with an abstraction becomes the
      * abstraction's actions with `this` and the parameters substituted:
      * check `requires`, then `K*; Y1; K*; ...; Yn; K*`, then assume `ensures`.
@@ -903,6 +963,7 @@ export class Lowerer {
         const callFrame: MethodFrame = { ...frame, vars, thisTerm: receiver };
         const oldState = `old${instance}`;
         const base = this.ctx(callFrame);
+        append(out, this.assumedInvariants(m, receiver, args, range, frame));
         for (const r of abs.requires) {
             out.push({
                 k: 'checkState', cond: translate(r.expr, base),
@@ -981,6 +1042,20 @@ export function initializedFacts(vocab: Vocabulary, o: Term, type: Type): Term {
         }
     }
     return facts.length === 0 ? T.TRUE : T.implies(T.ne(o, T.NULL), T.and(...facts));
+}
+
+/** The classes whose objects can be reached from values of the given types (through fields and elements). */
+function reachableClasses(vocab: Vocabulary, types: Type[]): Set<string> {
+    const out = new Set<string>();
+    const work = [...types];
+    while (work.length > 0) {
+        const t = work.pop()!;
+        if (t.kind === 'array') work.push(t.element);
+        if (t.kind !== 'class' || out.has(t.name)) continue;
+        out.add(t.name);
+        for (const f of vocab.classes.get(t.name)?.fields ?? []) if (!f.isStatic) work.push(f.type);
+    }
+    return out;
 }
 
 /**

@@ -93,10 +93,18 @@ export class Simulator {
         const abs = m.abstraction!;
         this.maps = this.usedMaps(body, abs);
         this.locals.set(PC, { name: PC, sort: 'Int' });
-        const ctx = this.methodCtx(target);
+        // The specification speaks of the caller's arguments: the parameters' values at entry, kept
+        // in copies the body cannot assign (a body may reuse a parameter as a variable).
+        const entry = target.params.map(p => {
+            const name = `${p}~entry`;
+            this.locals.set(name, { ...this.locals.get(p)!, name });
+            return name;
+        });
+        const ctx = this.methodCtx(target, entry);
         this.abs = { ...target, steps: abs, ctx };
         const vocab = this.spec.vocab;
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
+        target.params.forEach((p, i) => out.push({ k: 'local', var: entry[i], value: T.v(p, this.locals.get(p)!.sort) }));
         for (const f of heapFacts(vocab, undefined, new Set(this.maps))) out.push({ k: 'assume', cond: f });
         if (target.thisTerm && vocab.has(ALLOC)) {
             // `this` is a published object of the class (a private receiver is a special case the environment cannot touch at all)
@@ -113,7 +121,7 @@ export class Simulator {
         for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
         out.push({ k: 'local', var: PC, value: T.int(1) });
         out.push({ k: 'snapshot', name: ENTRY });
-        this.inputs = [...target.params, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
+        this.inputs = [...target.params, ...entry, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
         for (const id of this.inputs) this.defined.add(id);
         // The checks at the end of the body are for the path that falls off it: inside the body's
         // scope, so that a `return` (checked where it stands) skips them.
@@ -140,9 +148,10 @@ export class Simulator {
         return this.program(out);
     }
 
-    private methodCtx(target: AbstractionTarget): TrContext {
+    /** The context of the abstraction's clauses: `this`, and the parameters' entry copies. */
+    private methodCtx(target: AbstractionTarget, entry: string[]): TrContext {
         const m = target.method;
-        const ids = new Map(m.params.map((p, i) => [p.id, target.params[i]]));
+        const ids = new Map(m.params.map((p, i) => [p.id, entry[i]]));
         return {
             vocab: this.spec.vocab,
             local: id => {
@@ -893,7 +902,8 @@ export class Simulator {
 
 /** How a local is shown in a counterexample: a program variable by its name, a read by the location's; temporaries not at all. */
 function displayName(local: string): string | undefined {
-    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+$/.exec(local);
+    // (a parameter's entry copy is shown by the parameter's name: the specification's view of it)
+    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+(?:~entry)?$/.exec(local);
     if (source) return source[1];
     const read = /^l~(?:read|final)_(\w+?)~\d+$/.exec(local);
     if (read) return read[1];
