@@ -1,5 +1,5 @@
 import { append } from '../append.js';
-import type { MethodModel, Range, Type } from '../model/program.js';
+import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
     ALLOC, allocated, elemsVar, heapFacts, HOLDER, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
@@ -66,6 +66,8 @@ export class Simulator {
     private defined = new Set<string>();
     /** Locals that hold a value read from shared state: its name and its value before and after the environment step before the read. */
     private provenance = new Map<string, { name: string; before: Term; after: Term; range: Range }>();
+    /** Locals shown under another name than their variable's: `this`, `\result`, a parameter's entry copy. */
+    private names = new Map<string, string>();
 
     constructor(private readonly spec: SimSpec, locals: Map<string, LocalDecl>) {
         this.locals = new Map(locals);
@@ -95,11 +97,17 @@ export class Simulator {
         this.locals.set(PC, { name: PC, sort: 'Int' });
         // The specification speaks of the caller's arguments: the parameters' values at entry, kept
         // in copies the body cannot assign (a body may reuse a parameter as a variable).
+        const assigned = assignedLocals(body);
         const entry = target.params.map(p => {
             const name = `${p}~entry`;
             this.locals.set(name, { ...this.locals.get(p)!, name });
+            // shown as the parameter, or apart from it when the body assigns it
+            const shown = displayName(p);
+            if (shown) this.names.set(name, assigned.has(p) ? `${shown} at entry` : shown);
             return name;
         });
+        if (target.thisTerm?.t === 'var') this.names.set(target.thisTerm.name, 'this');
+        if (target.resultVar) this.names.set(target.resultVar, '\\result');
         const ctx = this.methodCtx(target, entry);
         this.abs = { ...target, steps: abs, ctx };
         const vocab = this.spec.vocab;
@@ -187,7 +195,7 @@ export class Simulator {
         const changes = [...(info.changes ?? [])];
         const shown = new Set(show.map(([n]) => n));
         for (const v of T.freeVars(cond)) {
-            const name = displayName(v);
+            const name = this.shownAs(v);
             const sort = this.locals.get(v)?.sort;
             if (!name || !sort || shown.has(name)) continue;
             shown.add(name);
@@ -212,11 +220,16 @@ export class Simulator {
         return { ...info, show, changes };
     }
 
+    /** How a local is shown in a counterexample (undefined: not shown). */
+    private shownAs(local: string): string | undefined {
+        return this.names.get(local) ?? displayName(local);
+    }
+
     /** How a read of shared state is shown in a counterexample (`x`, `c.size`, `v.holder`, `buf[i]`), or undefined. */
     private readName(r: Extract<Term, { t: 'read' }>): string | undefined {
         const key = (t: Term): string | undefined => {
             if (t.t === 'int') return String(t.value);
-            if (t.t === 'var') return t.name === 'null' ? 'null' : this.abs?.thisTerm?.t === 'var' && this.abs.thisTerm.name === t.name ? 'this' : displayName(t.name);
+            if (t.t === 'var') return t.name === 'null' ? 'null' : this.shownAs(t.name);
             if (t.t === 'read') return this.readName(t);
             return undefined;
         };
@@ -768,11 +781,20 @@ export class Simulator {
         for (const c of this.spec.inv) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
-            // the globals the invariant mentions, after the step
+            // the globals the invariant mentions, after the step, and for a class invariant, its
+            // locations at the objects of the class the step writes or publishes
             const mentioned: Array<[string, Term]> = [];
-            for (const r of T.readsOf(c.term)) {
-                const name = this.spec.vocab.vars.get(r.map)?.field?.name;
-                if (r.keys.length === 0 && r.state === undefined && name && !show.some(([n]) => n === name) && !mentioned.some(([n]) => n === name)) mentioned.push([name, r]);
+            const mention = (r: Extract<Term, { t: 'read' }>, name: string | undefined) => {
+                if (r.state === undefined && name && !show.some(([n]) => n === name) && !mentioned.some(([n]) => n === name)) mentioned.push([name, r]);
+            };
+            for (const r of T.readsOf(c.term)) if (r.keys.length === 0) mention(r, this.spec.vocab.vars.get(r.map)?.field?.name);
+            const t = c.term;
+            if (c.className !== undefined && t.t === 'quant' && t.vars.length === 1) {
+                for (const x of touchedObjects(op.body)) {
+                    const type = this.locals.get(x.name)?.type;
+                    if (type?.kind !== 'class' || type.name !== c.className) continue;
+                    for (const r of T.readsOf(T.substitute(t.body, new Map([[t.vars[0].name, x as Term]])))) mention(r, this.readName(r));
+                }
             }
             out.push({
                 k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
@@ -828,15 +850,43 @@ export class Simulator {
             message: n === 0
                 ? `${describeOp(op)} changes shared state, but the abstraction of '${name}' allows no step`
                 : `${describeOp(op)} is not a step the abstraction of '${name}' allows here (its steps: ${a.steps.map((s, i) => `${i + 1}: ${s.text}`).join('; ')})`,
-            show: [['pc', pc]],
+            show: [['pc', pc], ...this.locationsChanged(op, frames, pre)],
             related: { range: a.range, message: `abstraction of '${name}'` },
         };
+        // (the counterexample also shows what the steps' predicates read, before and after)
+        const explain = T.and(...a.steps.map(s => actionPredicate(s, ctx)));
         return [
             { k: 'local', var: tk, value: takes },
             { k: 'local', var: sv, value: witness !== undefined ? T.FALSE : stutter },
-            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
+            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }, explain) },
             { k: 'local', var: PC, value: T.ite(T.v(tk, 'Bool'), next, T.ite(T.v(sv, 'Bool'), pc, next)) },
         ];
+    }
+
+    /** The locations an operation writes and those the abstraction's frames name, before and after it (for a counterexample). */
+    private locationsChanged(op: AtomicOp, frames: FrameInfo[], pre: string): Array<[string, Term]> {
+        const out: Array<[string, Term]> = [];
+        const add = (name: string | undefined, now: Term) => {
+            if (!name || out.some(([n]) => n === name)) return;
+            out.push([`${name} before`, T.rebase(now, new Map([[undefined, pre]]))], [name, now]);
+        };
+        for (const acc of op.accesses) {
+            const loc = acc.write ? locTerm(acc, undefined) : undefined;
+            if (loc?.t === 'read') add(this.readName(loc) ?? acc.text, loc);
+        }
+        for (const frame of frames) {
+            for (const [map, where] of frame) {
+                const sv = this.spec.vocab.vars.get(map);
+                if (!sv || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked') continue;
+                // (a global is one location; other variables framed everywhere have no location to show)
+                for (const keys of where === 'all' ? (sv.keys.length === 0 ? [[]] : []) : where) {
+                    if (keys.length !== sv.keys.length) continue;
+                    const r = this.spec.vocab.read(map, keys);
+                    if (r.t === 'read') add(this.readName(r), r);
+                }
+            }
+        }
+        return out;
     }
 
     /** The operation's writes stay within the frame (or change nothing; objects private to the thread may change freely). */
@@ -875,12 +925,13 @@ export class Simulator {
         const result = abs.resultVar ? T.v(abs.resultVar, this.locals.get(abs.resultVar)!.sort) : undefined;
         const ctx: TrContext = { ...abs.ctx, pre: undefined, old: { ...abs.ctx, pre: ENTRY }, result };
         for (const e of a.ensures) {
+            const cond = translate(e.expr, ctx);
             out.push({
-                k: 'assert', cond: translate(e.expr, ctx), check: this.check({
+                k: 'assert', cond, check: this.check({
                     code: 'abstraction', range, chain: [],
                     message: `the postcondition '${e.text}' of '${m.name}' may not hold when it returns here`,
                     related: { range: e.range, message: `postcondition of '${m.name}'` },
-                }),
+                }, 'program', {}, cond),
             });
         }
         if (n > 0) {
@@ -889,7 +940,7 @@ export class Simulator {
                     code: 'abstraction', range, chain: [],
                     message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
                     show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
-                    missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: s.hasFrame && s.frame.length === 0 })) },
+                    missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: allowsNoChange(s, abs.ctx) })) },
                     related: { range: a.range, message: `abstraction of '${m.name}'` },
                 }),
             });
@@ -902,12 +953,46 @@ export class Simulator {
 
 /** How a local is shown in a counterexample: a program variable by its name, a read by the location's; temporaries not at all. */
 function displayName(local: string): string | undefined {
-    // (a parameter's entry copy is shown by the parameter's name: the specification's view of it)
-    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+(?:~entry)?$/.exec(local);
+    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+$/.exec(local);
     if (source) return source[1];
     const read = /^l~(?:read|final)_(\w+?)~\d+$/.exec(local);
     if (read) return read[1];
     return undefined;
+}
+
+/**
+ * Whether an abstraction step allows a transition that changes nothing (`step
+ * [x] x' == x`, `step [m] (m == 0 && m' == tid) || m' == m`, an empty
+ * frame): decided syntactically, by reading every location after the step as
+ * before it; undecided cases count as no.
+ */
+function allowsNoChange(step: Action, ctx: TrContext): boolean {
+    if (step.hasFrame && step.frame.length === 0) return true; // (it can only change nothing)
+    const same = 'same~';
+    const t = T.rebase(actionPredicate(step, { ...ctx, pre: same }), new Map([[undefined, same]]));
+    return t.t === 'bool' && t.value;
+}
+
+/** The locals a body assigns (outside atomic operations and inside them). */
+function assignedLocals(cmds: Cmd[], out = new Set<string>()): Set<string> {
+    const walkOp = (cs: OpCmd[]) => {
+        for (const c of cs) {
+            if (c.k === 'local') out.add(c.var);
+            else if (c.k === 'havocLocal') c.vars.forEach(v => out.add(v));
+            else if (c.k === 'if') { walkOp(c.then); walkOp(c.else); }
+        }
+    };
+    for (const c of cmds) {
+        switch (c.k) {
+            case 'op': walkOp(c.op.body); break;
+            case 'local': out.add(c.var); break;
+            case 'havocLocal': c.vars.forEach(v => out.add(v)); break;
+            case 'if': assignedLocals(c.then, out); assignedLocals(c.else, out); break;
+            case 'loop': case 'scope': assignedLocals(c.body, out); break;
+            default: break;
+        }
+    }
+    return out;
 }
 
 /** The state variables an operation reads or writes. */
@@ -1054,6 +1139,15 @@ function whereLocations(where: Term, keys: string[]): Term[][] | undefined {
     return out;
 }
 
+
+/** The objects (held in locals) whose fields an operation writes, and the references it stores (and so may publish). */
+function touchedObjects(body: OpCmd[], out: Array<Extract<Term, { t: 'var' }>> = []): Array<Extract<Term, { t: 'var' }>> {
+    const add = (t: Term | undefined) => { if (t?.t === 'var' && t.sort === 'Ref' && t.name !== 'null' && !out.some(x => x.name === t.name)) out.push(t); };
+    for (const c of body) {
+        if (c.k === 'store') { add(c.keys[0]); add(c.value); } else if (c.k === 'if') { touchedObjects(c.then, out); touchedObjects(c.else, out); }
+    }
+    return out;
+}
 
 function publishes(body: OpCmd[]): boolean {
     return opWrites(body).some(w => w.map === OWNER && !w.keys);
