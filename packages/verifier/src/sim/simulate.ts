@@ -2,7 +2,7 @@ import { append } from '../append.js';
 import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
-    ALLOC, allocated, elemsVar, heapFacts, HOLDER, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+    ALLOC, allocated, elemsVar, heapFacts, HOLDER, holderOf, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
@@ -114,6 +114,17 @@ export class Simulator {
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
         target.params.forEach((p, i) => out.push({ k: 'local', var: entry[i], value: T.v(p, this.locals.get(p)!.sort) }));
         for (const f of heapFacts(vocab, undefined, new Set(this.maps))) out.push({ k: 'assume', cond: f });
+        // The objects private to the thread at entry are the caller's, which this body cannot reach
+        // (its receiver and arguments are published objects, which reference published objects
+        // only): none is linked to what it publishes. (Those a private argument reaches had their
+        // invariants checked at the call; `linked` only over-approximates what a store publishes.)
+        // Objects not allocated yet belong to no thread and hold no monitor (as in the initial store:
+        // another thread that allocates one cannot make it this thread's).
+        const oi = T.v('o!i', 'Ref');
+        const params = [{ name: 'o!i', sort: 'Ref' as const }];
+        if (this.maps.includes(LINKED)) out.push({ k: 'update', map: LINKED, params, value: T.FALSE });
+        if (this.maps.includes(OWNER)) out.push({ k: 'update', map: OWNER, params, value: T.ite(allocated(oi), ownerOf(oi), T.int(0)) });
+        if (this.maps.includes(HOLDER)) out.push({ k: 'update', map: HOLDER, params, value: T.ite(allocated(oi), holderOf(oi), T.int(0)) });
         if (target.thisTerm && vocab.has(ALLOC)) {
             // `this` is a published object of the class (a private receiver is a special case the environment cannot touch at all)
             const type: Type = { kind: 'class', name: m.owner! };
@@ -837,9 +848,14 @@ export class Simulator {
         // next step whenever it satisfies it (a write that may leave its location unchanged, a
         // failed try that the next step allows as well, an `atomic { assume P; }` for `step [] P`),
         // and a stutter otherwise; a plain read is a stutter (`witness step N` makes it a step).
-        // (monitors, allocation and publication are bookkeeping no frame names: they do not make a step)
-        const visible = writes.some(w => !['holder', 'alloc', 'owner', 'linked'].includes(this.spec.vocab.stateVar(w.map).kind));
-        const takes = witness !== undefined ? allowed : visible || op.kind === 'atomic' ? allowed : T.FALSE;
+        // (monitors, allocation and publication are bookkeeping no frame names, and a write to an
+        // object private to the thread is invisible to the others: they do not make a step; a write
+        // counts whether or not its path runs, as a failed cas)
+        const vocab = this.spec.vocab;
+        const privateAtPre = (o: Term) => vocab.has(ALLOC) ? T.or(T.not(allocated(o, pre)), T.eq(ownerOf(o, pre), this.spec.tid)) : T.FALSE;
+        const visible = T.or(...writes.filter(w => !['holder', 'alloc', 'owner', 'linked'].includes(vocab.stateVar(w.map).kind))
+            .map(w => w.keys && w.keys.length > 0 ? T.not(privateAtPre(w.keys[0])) : T.TRUE));
+        const takes = witness !== undefined || op.kind === 'atomic' ? allowed : T.and(visible, allowed);
         const tk = this.name('step~');
         this.locals.set(tk, { name: tk, sort: 'Bool' });
         const sv = this.name('stutters~');
