@@ -30,8 +30,8 @@ export interface Candidate {
 
 const MAX_CANDIDATES = 400;
 /** Boolean variables of a loop, and facts about each, that get candidates of the form `b ==> fact`. */
-const MAX_FLAGS = 4;
-const MAX_FLAG_FACTS = 16;
+const MAX_FLAGS = 3;
+const MAX_FLAG_FACTS = 12;
 
 /**
  * Houdini candidates for a loop (pipeline stage 5): comparisons found in the
@@ -147,16 +147,6 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     }
     // A boolean variable the loop assigns often records what happened (`done = cas(...)`, `got =
     // tryLock()`): facts that hold while it is true, or false, or that it equals.
-    const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
-    const facts = [...pcAtoms.map(a => a.cond), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
-    for (const name of flags) {
-        const b = T.v(name, 'Bool');
-        for (const f of facts) {
-            add(T.implies(b, f));
-            add(T.implies(T.not(b), f));
-            if (f.t !== 'app' || f.fn !== 'not') add(T.iff(b, f));
-        }
-    }
     for (const r of refAtoms.values()) {
         add(T.ne(r, T.NULL));
         if (!vocab.has(ALLOC)) continue;
@@ -197,7 +187,22 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
             if (i < j) add(T.eq(ints[i], ints[j]));
         }
     }
-    return [...out.values()].slice(0, MAX_CANDIDATES);
+    // A boolean variable the loop assigns often records what happened (`done = cas(...)`, `got =
+    // tryLock()`): facts that hold while it is true, or false, or that it equals. (At most
+    // MAX_FLAGS * MAX_FLAG_FACTS * 3 of them, kept apart from the limit on the others.)
+    const flagged = new Map<string, Candidate>();
+    const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
+    const facts = [...pcAtoms.map(a => a.cond), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
+    for (const name of flags) {
+        const b = T.v(name, 'Bool');
+        for (const f of facts) {
+            for (const cond of [T.implies(b, f), T.implies(T.not(b), f), ...(f.t !== 'app' || f.fn !== 'not' ? [T.iff(b, f)] : [])]) {
+                const k = T.key(cond);
+                if (cond.t !== 'bool' && !out.has(k) && !flagged.has(k)) flagged.set(k, { cond, text: calvinText(cond) });
+            }
+        }
+    }
+    return [...[...out.values()].slice(0, MAX_CANDIDATES - flagged.size), ...flagged.values()];
 }
 
 /** A variable of the program (its id has the front end's `name@line:col`), not a temporary of the lowering. */
