@@ -161,6 +161,73 @@ thread W { while (!ready) { } peek(); }
         assert.match(diagnosticText(r.diagnostics.find(d => d.code === 'abstraction')!), /step 1 \('ready'\) never happened; if a statement that only reads performs it, mark it with '\/\/@ witness step 1;'/);
     });
 
+    it('any step that allows "nothing changes" gets the `witness step K` hint, whatever its frame', async () => {
+        const r = await check(`
+//@ writable_if tid == T;
+int x = 0;
+/*@ abstraction { step [x] x' == x; } */
+void same() { int k = x; }
+/*@ abstraction { step [x] true; } */
+void any() { int k = x; }
+/*@ abstraction { step [x] x' == x + 1; } */
+void inc() { int k = x; }
+thread T { same(); any(); inc(); }
+`);
+        assert.deepEqual(errors(r), ['5:abstraction', '7:abstraction', '9:abstraction']);
+        const text = (line: number) => diagnosticText(r.diagnostics.find(d => d.range.startLine + 1 === line)!);
+        assert.match(text(5), /step 1 \('x' == x'\) never happened; if a statement that only reads performs it, mark it with '\/\/@ witness step 1;'/);
+        assert.match(text(7), /mark it with '\/\/@ witness step 1;'/);
+        // a step that must change x: no statement that only reads can perform it
+        assert.doesNotMatch(text(9), /witness/);
+    });
+
+    it('a failing ensures shows \\result and the parameters; a step the abstraction does not allow shows the locations before and after', async () => {
+        const r = await check(`
+//@ writable_if tid == T;
+int x = 0;
+//@ writable_if tid == T;
+int y = 0;
+/*@ ensures \\result == v + 1; */
+int next(int v) { return v + 2; }
+/*@ abstraction { step [x] x' == y; } */
+void copy() { y = 3; x = y; }
+thread T { int r = next(4); copy(); }
+`);
+        assert.deepEqual(errors(r), ['7:abstraction', '9:abstraction']);
+        const text = (line: number) => diagnosticText(r.diagnostics.find(d => d.range.startLine + 1 === line)!);
+        assert.match(text(7), /^the postcondition '\\result == v \+ 1' of 'next' may not hold when it returns here \[/);
+        const value = (name: string) => Number(new RegExp(`[[ ]${name.replace(/\\/g, '\\\\')} = (-?\\d+)`).exec(text(7))?.[1]);
+        assert.equal(value('\\result'), value('v') + 2);
+        // the write of y (outside the frame [x]): y before and after, and x, which the step's predicate reads
+        assert.match(text(9), /^the write of y is not a step the abstraction of 'copy' allows here \(its steps: 1: x' == y\) \[pc = 1, y before = -?\d+, y = 3, x before = -?\d+, x = -?\d+/);
+    });
+
+    it('a class invariant broken at publication shows the published object\'s locations', async () => {
+        const r = await check(`
+class Node {
+  //@ invariant v > 0;
+  int v = 1;
+}
+Node head = null;
+thread T { Node n = new Node(); n.v = -4; head = n; }
+`);
+        assert.deepEqual(errors(r), ['7:invariant']);
+        assert.match(diagnosticText(r.diagnostics.find(d => d.code === 'invariant')!), /^the write of head may break the invariant 'v > 0' \[.*n\.v = -4/);
+    });
+
+    it('x++ on a racy field reports its read and its write, as x = x + 1 does', async () => {
+        const r = await check(`
+int count = 0;
+thread A { count++; }
+thread B { count = count + 1; }
+`);
+        const races = r.diagnostics.filter(d => d.code === 'race').map(d => `${d.range.startLine + 1}:${d.range.startChar}:${d.message.split(' ')[0]}`).sort();
+        assert.deepEqual(races, ['3:11:read', '3:11:write', '4:11:write', '4:19:read']);
+        // apart: the read's range is the whole statement, the write's the location
+        const [read, write] = ['read', 'write'].map(k => r.diagnostics.find(d => d.range.startLine === 2 && d.message.startsWith(k))!);
+        assert.ok(read.range.endChar > write.range.endChar);
+    });
+
     it('a statement that writes is the next step when it satisfies it: a failed try of tryLock is its step, and a stutter of lock', async () => {
         const r = await check(`
 class L {

@@ -8,7 +8,11 @@ export interface Reach {
     methods: Set<string>;
     /** Fields read or written (code, annotations, abstractions of callees). */
     fields: Set<string>;
-    /** Fields written after initialization (abstraction frames for callees with abstractions). */
+    /**
+     * Fields written after initialization: by the body, the bodies it calls (also those of callees
+     * with an abstraction: besides their frames, they may write objects private to the thread,
+     * which then keep the values after publication), and the initializers of the objects it makes.
+     */
     writes: Set<string>;
     /** Classes whose methods are called or whose fields are accessed. */
     classes: Set<string>;
@@ -81,8 +85,9 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
     const index = methodIndex(program);
     const reach: Reach = { methods: new Set(), fields: new Set(), writes: new Set(), classes: new Set(), topLevel: owner === undefined };
     if (owner) reach.classes.add(owner);
-    // Bodies to scan; writes count only for bodies that are inlined (the root, callees without abstraction):
-    // what a callee with an abstraction writes is bounded by its frames.
+    // Bodies to scan: the root, the callees' bodies (a callee with an abstraction writes shared
+    // locations in its frames, but its body may also write objects private to the thread and then
+    // publish them: a field it writes does not keep its initial value), the initializers.
     const pending: Array<{ stmts: Stmt[]; countWrites: boolean }> = [{ stmts: body, countWrites: true }];
     const scanned = new Set<string>();
     while (pending.length > 0) {
@@ -118,7 +123,7 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
                 for (const c of [...m.abstraction.requires, ...m.abstraction.ensures]) fieldsOf(c.expr, reach.fields);
             }
             // Classes and fields reached through the callee's body count for E(p) and I(p) (language.md §6).
-            pending.push({ stmts: m.body, countWrites: countWrites && !m.abstraction });
+            pending.push({ stmts: m.body, countWrites });
         });
     }
     for (const f of reach.fields) {

@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import type { Expr, FieldModel } from '../model/program.js';
 import { ALLOC, heapFacts, HOLDER, OWNER, typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
@@ -44,8 +45,8 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
-    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) derived.push(...derivedCandidates(vocab, guards.get(c.field.id), what));
-    derived.push(...crossCandidates(vocab, own, inv, guards, derived, what));
+    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) append(derived, derivedCandidates(vocab, guards.get(c.field.id), what));
+    append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     // the same candidate may come from a guard and from its atom
     const seen = new Set(own.map(c => c.text));
     for (let i = derived.length - 1; i >= 0; i--) {
@@ -54,7 +55,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     for (const c of derived) seen.add(c.text);
     const unique = derived.filter((c, i) => derived.findIndex(d => d.text === c.text) === i);
     derived.length = 0;
-    derived.push(...unique);
+    append(derived, unique);
     const candidates = [...own, ...derived];
     if (candidates.length === 0) return { conjuncts: builtin, exact: true, dropped: [], derived: [], queries: 0 };
     if (options.syntactic !== false && syntacticallyTransitive(env)) return { conjuncts: env, exact: true, dropped: [], derived: [], queries: 0 };

@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import type { MethodModel, ProgramModel, Range } from '../model/program.js';
 import type { Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
@@ -75,7 +76,7 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
     const checks = checksOf(ctx);
     const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
     const results = await inParallel(checks, options.concurrency ?? 1, u => runCheck(u, ctx, options));
-    for (const r of results) diagnostics.push(...r.diagnostics);
+    for (const r of results) append(diagnostics, r.diagnostics);
     return { checks: results, diagnostics: dedupe(diagnostics) };
 }
 

@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import { createHash } from 'node:crypto';
 import type { FieldModel, MethodModel, ProgramModel, Range } from '../model/program.js';
 import { checkSpec, checksOf, programContext, type Check, type ProgramContext } from '../driver/program-context.js';
@@ -57,7 +58,7 @@ export function planChecks(program: ProgramModel, options: PlanOptions): CheckPl
 export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): CheckPlan {
     const ranges: Range[] = [u.range];
     const parts: string[] = [CHECKER_VERSION, JSON.stringify(options), u.key, u.thread ? `${u.thread.id ?? ''}/${u.thread.count ?? ''}` : ''];
-    const add = (c: Canonical) => { parts.push(c.text); ranges.push(...c.ranges); };
+    const add = (c: Canonical) => { parts.push(c.text); append(ranges, c.ranges); };
     const inlines = new Set<string>();
     let error: string | undefined;
     try {

@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, ProgramModel, Range, Stmt, Type } from '../model/program.js';
 import { typeString } from '../model/program.js';
 import {
@@ -9,6 +10,7 @@ import { binary, translate, type TrContext } from '../spec/translate.js';
 import { actionPredicate, frameOf, frameWhere, keyParams, type FrameInfo } from '../spec/abstraction.js';
 import type { Access, AtomicOp, CallFrame, CheckInfo, Cmd, LocalDecl, Loc, OpCmd, OpKind } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
+import { allInvariants, stateCtx, type Invariant } from '../spec/environment.js';
 
 /** Thrown when a program uses something the verifier cannot handle; reported, never ignored. */
 export class LoweringError extends Error {
@@ -61,6 +63,7 @@ export class Lowerer {
     private readonly locals = new Map<string, LocalDecl>();
     private pendingWitness: number | undefined;
     private inlineCount = 0;
+    private invariants?: Invariant[];
 
     constructor(private readonly vocab: Vocabulary, private readonly target: LowerTarget) { }
 
@@ -77,9 +80,9 @@ export class Lowerer {
         for (const g of staticFieldsInOrder(this.vocab.program)) {
             if (!g.init) continue;
             const { cmds: c, term } = this.expr(g.init, frame);
-            cmds.push(...c);
+            append(cmds, c);
             const map = this.vocab.varOfField(g.id);
-            cmds.push(this.op('write', g.range, frame, [this.access({ kind: 'global', map }, true, g, g.range, g.name)],
+            cmds.push(this.op('write', g.range, frame, [this.access({ kind: 'global', map }, { write: true, field: g, range: g.range, text: g.name })],
                 [{ k: 'store', map, keys: [], value: term }], `initializer of ${g.name}`));
         }
         return cmds;
@@ -123,8 +126,13 @@ export class Lowerer {
         return T.v(name, d.sort);
     }
 
-    private access(loc: Loc, write: boolean, field: FieldModel | undefined, range: Range, text: string, sync = false): Access {
-        return { loc, write, sync: sync || (field?.isVolatile ?? false), field, range, text };
+    /** An access to a location; `sync`: a synchronization access (volatile ones are anyway). */
+    private access(loc: Loc, a: { write: boolean; sync?: boolean; field?: FieldModel; range: Range; text: string }): Access {
+        return { loc, write: a.write, sync: (a.sync ?? false) || (a.field?.isVolatile ?? false), field: a.field, range: a.range, text: a.text };
+    }
+
+    private accessTo(l: LocInfo, how: { write: boolean; sync?: boolean; range?: Range }): Access {
+        return this.access(l.loc, { field: l.field, text: l.text, ...how, range: how.range ?? l.range });
     }
 
     private op(kind: OpKind, range: Range, frame: MethodFrame, accesses: Access[], body: OpCmd[], label?: string, extra: Partial<AtomicOp> = {}): Cmd {
@@ -172,7 +180,7 @@ export class Lowerer {
             }
             const cmds = this.stmt(s, frame);
             if (this.pendingWitness !== undefined) witnessOnRead(cmds, this.pendingWitness);
-            out.push(...cmds);
+            append(out, cmds);
             this.pendingWitness = undefined;
         }
         return out;
@@ -199,10 +207,10 @@ export class Lowerer {
                 const out: Cmd[] = [];
                 if (s.value) {
                     const { cmds, term } = this.expr(s.value, frame);
-                    out.push(...cmds);
+                    append(out, cmds);
                     if (frame.resultVar) out.push({ k: 'local', var: frame.resultVar, value: term });
                 }
-                out.push(...this.releaseAll(frame, 0), { k: 'exit', label: frame.exitLabel, range: s.range });
+                append(out, this.releaseAll(frame, 0), [{ k: 'exit', label: frame.exitLabel, range: s.range }]);
                 return out;
             }
             case 'break': case 'continue': {
@@ -216,9 +224,9 @@ export class Lowerer {
                 const { cmds, term } = this.expr(s.lock, frame);
                 const lock = this.fresh('lock', 'Ref', s.lock.type);
                 const out: Cmd[] = [...cmds, { k: 'local', var: lock, value: term }];
-                out.push(...this.enter(this.localTerm(lock), s.range, frame));
-                out.push(...this.stmts(s.body, frame));
-                out.push(...this.exitMonitor(frame, s.closeRange));
+                append(out, this.enter(this.localTerm(lock), s.range, frame));
+                append(out, this.stmts(s.body, frame));
+                append(out, this.exitMonitor(frame, s.closeRange));
                 return out;
             }
             case 'atomic': return [this.atomicBlock(s.body, s.range, frame)];
@@ -261,7 +269,7 @@ export class Lowerer {
         frame.monitors.push({ lock, prev, range });
         return [
             { k: 'checkLocal', cond: T.ne(lock, T.NULL), check: this.check('null', range, 'possible null dereference: the lock of synchronized may be null', frame) },
-            this.op('enter', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'monitor', true)], [
+            this.op('enter', range, frame, [this.access({ kind: 'holder', obj: lock }, { write: true, sync: true, range, text: 'monitor' })], [
                 // block until the monitor is free or already ours (reentrant)
                 { k: 'assume', cond: T.or(T.eq(holderOf(lock), T.int(0)), T.eq(holderOf(lock), tid)) },
                 { k: 'local', var: prev, value: holderOf(lock) },
@@ -278,7 +286,7 @@ export class Lowerer {
     }
 
     private releaseOp(lock: Term, prev: string, range: Range, frame: MethodFrame): Cmd {
-        return this.op('exit', range, frame, [this.access({ kind: 'holder', obj: lock }, true, undefined, range, 'monitor', true)], [
+        return this.op('exit', range, frame, [this.access({ kind: 'holder', obj: lock }, { write: true, sync: true, range, text: 'monitor' })], [
             { k: 'store', map: HOLDER, keys: [lock], value: this.localTerm(prev) },
         ], 'monitor exit');
     }
@@ -324,12 +332,13 @@ export class Lowerer {
         const loc = this.location(t, frame, out);
         let old: Term | undefined;
         if (compound) {
-            const r = this.readLoc(loc, frame);
-            out.push(...r.cmds);
+            // the read and the write are two accesses, reported apart (as in `x = x + 1`)
+            const r = this.readLoc(loc, frame, s.range);
+            append(out, r.cmds);
             old = r.term;
         }
         const { cmds, term } = compute(old);
-        out.push(...cmds);
+        append(out, cmds);
         out.push(this.writeLoc(loc, this.asLocal(term, 'value', out, loc.type), s.range, frame));
         return out;
     }
@@ -352,7 +361,7 @@ export class Lowerer {
         const evalPart = (x: Expr, hint: string): Term => {
             if (pure) return translate(x, this.ctx(frame));
             const r = this.expr(x, frame);
-            out.push(...r.cmds);
+            append(out, r.cmds);
             return this.asLocal(r.term, hint, out, x.type);
         };
         switch (e.kind) {
@@ -372,7 +381,7 @@ export class Lowerer {
                 if (!pure && (e.array.kind === 'field' || e.array.kind === 'global')) {
                     const inner = this.location(e.array, frame, out);
                     const r = this.readLoc(inner, frame);
-                    out.push(...r.cmds);
+                    append(out, r.cmds);
                     arr = r.term;
                     if (inner.field) via = { field: inner.field, obj: inner.loc.kind === 'field' ? inner.loc.obj : undefined };
                 } else {
@@ -447,7 +456,11 @@ export class Lowerer {
         return loc.kind === 'field' || loc.kind === 'holder' ? loc.obj : loc.kind === 'elem' ? loc.arr : undefined;
     }
 
-    private readLoc(l: LocInfo, frame: MethodFrame): { cmds: Cmd[]; term: Term } {
+    /**
+     * A read of a location; `accessRange`: where the read is reported when not at the location
+     * (the read of `x++`, reported at the whole statement, apart from its write at `x`).
+     */
+    private readLoc(l: LocInfo, frame: MethodFrame, accessRange?: Range): { cmds: Cmd[]; term: Term } {
         // A final field never changes after initialization: its value is read without a step.
         if (l.field?.isFinal && this.target.kind !== 'init') {
             const cmds: Cmd[] = [];
@@ -458,7 +471,7 @@ export class Lowerer {
         }
         const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
         const t = this.localTerm(tmp);
-        const cmd = this.op('read', l.range, frame, [this.access(l.loc, false, l.field, l.range, l.text)], [
+        const cmd = this.op('read', l.range, frame, [this.accessTo(l, { write: false, range: accessRange })], [
             ...this.locChecks(l, frame),
             { k: 'local', var: tmp, value: this.locValue(l.loc) },
             ...this.typing(t, l.type, this.objectOf(l.loc)),
@@ -481,7 +494,7 @@ export class Lowerer {
 
     private writeLoc(l: LocInfo, value: Term, range: Range, frame: MethodFrame): Cmd {
         const obj = this.objectOf(l.loc);
-        return this.op('write', range, frame, [this.access(l.loc, true, l.field, l.range, l.text)], [
+        return this.op('write', range, frame, [this.accessTo(l, { write: true })], [
             ...this.locChecks(l, frame),
             this.locStore(l.loc, value),
             ...this.publishIfRef(l.type, obj, value),
@@ -528,7 +541,7 @@ export class Lowerer {
             if (sv.sort !== 'Ref' || (sv.kind !== 'global' && sv.kind !== 'field' && sv.kind !== 'elems')) continue;
             const type: Type = sv.field?.type ?? sv.element ?? { kind: 'null' };
             if (sv.kind === 'global') {
-                out.push(...this.publishIfRef(type, undefined, this.read(map, [])));
+                append(out, this.publishIfRef(type, undefined, this.read(map, [])));
                 continue;
             }
             const whole = where === 'all' ? [] : where.filter(keys => keys.length === sv.keys.length);
@@ -536,7 +549,7 @@ export class Lowerer {
                 out.push(this.publish(T.TRUE, () => T.TRUE));
                 continue;
             }
-            for (const keys of whole) out.push(...this.publishIfRef(type, keys[0], this.read(map, keys)));
+            for (const keys of whole) append(out, this.publishIfRef(type, keys[0], this.read(map, keys)));
         }
         return out;
     }
@@ -554,7 +567,7 @@ export class Lowerer {
         const out: OpCmd[] = [];
         for (const s of body) {
             switch (s.kind) {
-                case 'block': out.push(...this.atomicStmts(s.body, frame, accesses)); break;
+                case 'block': append(out, this.atomicStmts(s.body, frame, accesses)); break;
                 case 'local': {
                     const name = this.fresh(s.decl.id, sortOfType(s.decl.type), s.decl.type);
                     frame.vars.set(s.decl.id, name);
@@ -574,13 +587,13 @@ export class Lowerer {
                         break;
                     }
                     const l = this.atomicLocation(t, frame, accesses, out);
-                    out.push(...this.locChecks(l, frame));
+                    append(out, this.locChecks(l, frame));
                     // the value is computed before the store (it may read the location stored into)
                     const value = this.fresh('value', sortOfType(l.type), l.type);
                     out.push({ k: 'local', var: value, value: valueOf(s.op === '=' ? undefined : this.locValue(l.loc)) });
-                    accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
+                    accesses.push(this.accessTo(l, { write: true, sync: true }));
                     out.push(this.locStore(l.loc, this.localTerm(value)));
-                    out.push(...this.publishIfRef(l.type, this.objectOf(l.loc), this.localTerm(value)));
+                    append(out, this.publishIfRef(l.type, this.objectOf(l.loc), this.localTerm(value)));
                     break;
                 }
                 case 'if': {
@@ -596,7 +609,7 @@ export class Lowerer {
                 }
                 case 'set': {
                     const l = this.atomicLocation(s.target, frame, accesses, out);
-                    accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
+                    accesses.push(this.accessTo(l, { write: true, sync: true }));
                     out.push(this.locStore(l.loc, translate(s.value, this.ctx(frame))));
                     break;
                 }
@@ -637,13 +650,13 @@ export class Lowerer {
         switch (e.kind) {
             case 'global': case 'field': case 'index': case 'holder': {
                 const l = this.atomicLocation(e, frame, accesses, out);
-                out.push(...this.locChecks(l, frame));
-                accesses.push(this.access(l.loc, false, l.field, l.range, l.text, true));
+                append(out, this.locChecks(l, frame));
+                accesses.push(this.accessTo(l, { write: false, sync: true }));
                 const typing = this.typing(this.locValue(l.loc), l.type, this.objectOf(l.loc));
                 if (typing.length === 0) return this.locValue(l.loc);
                 // a reference read here is typed (and published when read from shared memory) as any other read
                 const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
-                out.push({ k: 'local', var: tmp, value: this.locValue(l.loc) }, ...this.typing(this.localTerm(tmp), l.type, this.objectOf(l.loc)));
+                append(out, [{ k: 'local', var: tmp, value: this.locValue(l.loc) }], this.typing(this.localTerm(tmp), l.type, this.objectOf(l.loc)));
                 return this.localTerm(tmp);
             }
             case 'length': {
@@ -667,9 +680,9 @@ export class Lowerer {
             }
             case 'cas': {
                 const l = this.atomicLocation(e.target, frame, accesses, out);
-                out.push(...this.locChecks(l, frame));
+                append(out, this.locChecks(l, frame));
                 const expected = sub(e.expected), update = sub(e.update);
-                accesses.push(this.access(l.loc, true, l.field, l.range, l.text, true));
+                accesses.push(this.accessTo(l, { write: true, sync: true }));
                 const ok = this.fresh('cas', 'Bool');
                 out.push({ k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) });
                 out.push({ k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc), update)], else: [] });
@@ -747,7 +760,7 @@ export class Lowerer {
         }
         const cmds = [...l.cmds];
         const left = r.cmds.length > 0 ? this.asLocal(l.term, 'lhs', cmds, e.left.type) : l.term;
-        cmds.push(...r.cmds);
+        append(cmds, r.cmds);
         if (e.op === '/' || e.op === '%') {
             cmds.push({ k: 'checkLocal', cond: T.ne(r.term, T.int(0)), check: this.check('div-zero', e.range, `possible ${e.op === '/' ? 'division' : 'remainder'} by zero`, frame, [['divisor', r.term]]) });
         }
@@ -758,13 +771,13 @@ export class Lowerer {
         const cmds: Cmd[] = [];
         const l = this.location(e.target, frame, cmds);
         const ex = this.expr(e.expected, frame);
-        cmds.push(...ex.cmds);
+        append(cmds, ex.cmds);
         const expected = this.asLocal(ex.term, 'expected', cmds, e.expected.type);
         const up = this.expr(e.update, frame);
-        cmds.push(...up.cmds);
+        append(cmds, up.cmds);
         const update = this.asLocal(up.term, 'update', cmds, e.update.type);
         const ok = this.fresh('cas', 'Bool');
-        cmds.push(this.op('cas', e.range, frame, [this.access(l.loc, false, l.field, l.range, l.text, true), this.access(l.loc, true, l.field, l.range, l.text, true)], [
+        cmds.push(this.op('cas', e.range, frame, [this.accessTo(l, { write: false, sync: true }), this.accessTo(l, { write: true, sync: true })], [
             ...this.locChecks(l, frame),
             { k: 'local', var: ok, value: T.eq(this.locValue(l.loc), expected) },
             { k: 'if', cond: this.localTerm(ok), then: [this.locStore(l.loc, update), ...this.publishIfRef(l.type, this.objectOf(l.loc), update)], else: [] },
@@ -790,7 +803,7 @@ export class Lowerer {
         const initFrame: MethodFrame = { ...frame, thisTerm: obj, vars: new Map(), loops: [], monitors: [] };
         for (const f of cls.fields.filter(x => !x.isStatic && x.init)) {
             const val = this.expr(f.init!, initFrame);
-            cmds.push(...val.cmds);
+            append(cmds, val.cmds);
             const l: LocInfo = { loc: { kind: 'field', map: this.vocab.varOfField(f.id), obj }, field: f, type: f.type, range: f.range, text: f.name };
             const w = this.writeLoc(l, this.asLocal(val.term, 'init', cmds, f.type), f.range, initFrame) as Extract<Cmd, { k: 'op' }>;
             w.op.label = `initializer of ${f.name}`;
@@ -840,7 +853,7 @@ export class Lowerer {
         let receiver: Term | undefined;
         if (e.receiver) {
             const r = this.expr(e.receiver, frame);
-            cmds.push(...r.cmds);
+            append(cmds, r.cmds);
             receiver = this.asLocal(r.term, 'recv', cmds, e.receiver.type);
             cmds.push({ k: 'checkLocal', cond: T.ne(receiver, T.NULL), check: this.check('null', e.receiver.range, `possible null dereference: the receiver of '${m.name}' may be null`, frame) });
         } else if (!m.isStatic && m.owner) {
@@ -849,13 +862,13 @@ export class Lowerer {
         const args: Term[] = [];
         e.args.forEach((a, i) => {
             const val = this.expr(a, frame);
-            cmds.push(...val.cmds);
+            append(cmds, val.cmds);
             args.push(this.asLocal(val.term, 'arg', cmds, m.params[i]?.type));
         });
         const chain = [...frame.chain, { method: m.id, range: e.range }];
         const resultVar = m.returnType.kind === 'void' ? undefined : this.fresh(`result_${m.name}`, sortOfType(m.returnType), m.returnType);
         if (m.abstraction) {
-            cmds.push(...this.inlineAbstraction(m, m.abstraction, receiver, args, resultVar, e.range, frame));
+            append(cmds, this.inlineAbstraction(m, m.abstraction, receiver, args, resultVar, e.range, frame));
         } else {
             if (chain.length > MAX_INLINE_DEPTH) throw new LoweringError(`calls nested deeper than ${MAX_INLINE_DEPTH} through methods without abstraction`, e.range);
             const callee: MethodFrame = this.newFrame(chain, receiver, m);
@@ -870,9 +883,67 @@ export class Lowerer {
             this.pendingWitness = undefined;
             const body = this.withMonitor(m, callee, receiver, () => this.stmts(m.body, callee));
             this.pendingWitness = saved;
-            cmds.push(...bind, { k: 'scope', label: callee.exitLabel, body });
+            append(cmds, bind, [{ k: 'scope', label: callee.exitLabel, body }]);
         }
         return { cmds, term: resultVar ? this.localTerm(resultVar) : T.TRUE };
+    }
+
+    /**
+     * The check of a method with an abstraction assumes the invariants (its
+     * `this` and reference parameters are published objects, and every
+     * published object satisfies its class invariants): at a call, they must
+     * hold. A receiver or argument (and what it links to) may still be private
+     * to the thread, where its class invariants are not checked yet: they are
+     * checked here for those objects, as at publication. During the
+     * initializers, no invariant has to hold yet: each one the callee may
+     * assume is checked at the call.
+     */
+    private assumedInvariants(m: MethodModel, receiver: Term | undefined, args: Term[], range: Range, frame: MethodFrame): Cmd[] {
+        this.invariants ??= allInvariants(this.vocab);
+        const out: Cmd[] = [];
+        const related = (inv: Invariant) => ({ range: inv.clause.range, message: inv.origin });
+        if (this.target.kind === 'init') {
+            for (const inv of this.invariants) {
+                out.push({
+                    k: 'checkState', cond: inv.term,
+                    check: { ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}', which may not hold yet during the initializers`, frame), related: related(inv) },
+                });
+            }
+            return out;
+        }
+        if (!this.vocab.has(OWNER)) return []; // no objects: nothing private
+        // the receiver and the reference arguments, with their static types
+        const objects: Array<{ term: Term; type: Type }> = [];
+        if (receiver && m.owner && !m.isStatic) objects.push({ term: receiver, type: { kind: 'class', name: m.owner } });
+        m.params.forEach((p, i) => { if (p.type.kind === 'class' || p.type.kind === 'array') objects.push({ term: args[i], type: p.type }); });
+        if (objects.length === 0) return [];
+        const reachable = reachableClasses(this.vocab, objects.map(x => x.type));
+        const tid = this.target.tid;
+        const privateObj = (x: Term) => T.and(allocated(x), T.eq(ownerOf(x), tid));
+        // (a published object references published objects only: what a private one references is linked)
+        const somePrivate = T.or(...objects.map(x => privateObj(x.term)));
+        for (const inv of this.invariants) {
+            const t = inv.term;
+            if (inv.className === undefined || !reachable.has(inv.className) || t.t !== 'quant' || t.vars.length !== 1) continue;
+            const o = T.v(t.vars[0].name, 'Ref');
+            const type: Type = { kind: 'class', name: inv.className };
+            const ofClass = (x: Term) => T.and(privateObj(x), T.eq(dtypeOf(x), T.int(this.vocab.typeId(type))));
+            const body = (x: Term) => translate(inv.clause.expr, stateCtx(this.vocab, tid, undefined, x));
+            // the receiver and arguments of the class themselves (so their values are shown), and
+            // the private objects of the class that a private object references
+            const cond = T.and(
+                ...objects.filter(x => x.type.kind === 'class' && x.type.name === inv.className).map(x => T.implies(ofClass(x.term), body(x.term))),
+                T.implies(somePrivate, T.forall(t.vars, T.implies(T.and(ofClass(o), linkedOf(o)), body(o)))),
+            );
+            out.push({
+                k: 'checkState', cond,
+                check: {
+                    ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}' of its receiver and arguments, which may not hold here for an object still private to this thread`, frame),
+                    related: related(inv),
+                },
+            });
+        }
+        return out;
     }
 
     /**
@@ -892,6 +963,7 @@ export class Lowerer {
         const callFrame: MethodFrame = { ...frame, vars, thisTerm: receiver };
         const oldState = `old${instance}`;
         const base = this.ctx(callFrame);
+        append(out, this.assumedInvariants(m, receiver, args, range, frame));
         for (const r of abs.requires) {
             out.push({
                 k: 'checkState', cond: translate(r.expr, base),
@@ -912,7 +984,7 @@ export class Lowerer {
                 accesses.push({ loc, write: true, sync: true, field: sv.field, range, text: sv.field?.name ?? map });
             }
             body.push({ k: 'assume', cond: actionPredicate(a, ctx) });
-            body.push(...this.publishByAction(frameInfo));
+            append(body, this.publishByAction(frameInfo));
             const label = step === 'stutter' ? `stutter of '${m.name}'` : `step ${step} of '${m.name}'`;
             return this.op(step === 'stutter' ? 'stutter' : 'step', range, frame, accesses, body, label, { abstraction: { method: m, step } });
         };
@@ -926,10 +998,10 @@ export class Lowerer {
             }];
         };
         abs.steps.forEach((step, i) => {
-            out.push(...stutter());
+            append(out, stutter());
             out.push(actionOp(step, i + 1));
         });
-        out.push(...stutter());
+        append(out, stutter());
         if (resultVar) out.push({ k: 'havocLocal', vars: [resultVar] });
         const resultTerm = resultVar ? this.localTerm(resultVar) : undefined;
         for (const en of abs.ensures) {
@@ -963,13 +1035,27 @@ export function initializedFacts(vocab: Vocabulary, o: Term, type: Type): Term {
         else if (init.kind === 'new') facts.push(T.ne(value, T.NULL));
         else if (init.kind === 'newArray') {
             const size = constantTerm(init.size, vocab);
-            facts.push(T.ne(value, T.NULL), ...(size ? [T.eq(lengthOf(value), size)] : []));
+            append(facts, [T.ne(value, T.NULL)], (size ? [T.eq(lengthOf(value), size)] : []));
         } else {
             const c = constantTerm(init, vocab);
             if (c) facts.push(T.eq(value, c));
         }
     }
     return facts.length === 0 ? T.TRUE : T.implies(T.ne(o, T.NULL), T.and(...facts));
+}
+
+/** The classes whose objects can be reached from values of the given types (through fields and elements). */
+function reachableClasses(vocab: Vocabulary, types: Type[]): Set<string> {
+    const out = new Set<string>();
+    const work = [...types];
+    while (work.length > 0) {
+        const t = work.pop()!;
+        if (t.kind === 'array') work.push(t.element);
+        if (t.kind !== 'class' || out.has(t.name)) continue;
+        out.add(t.name);
+        for (const f of vocab.classes.get(t.name)?.fields ?? []) if (!f.isStatic) work.push(f.type);
+    }
+    return out;
 }
 
 /**

@@ -29,11 +29,16 @@ export interface Candidate {
 }
 
 const MAX_CANDIDATES = 400;
+/** Boolean variables of a loop, and facts about each, that get candidates of the form `b ==> fact`. */
+const MAX_FLAGS = 3;
+const MAX_FLAG_FACTS = 12;
 
 /**
  * Houdini candidates for a loop (pipeline stage 5): comparisons found in the
  * loop's conditions and checks, each int variable against the constants and
- * the other int terms in scope, non-null references, `pc == k`, monitor and
+ * the other int terms in scope, non-null references, `pc == k`, what holds
+ * while a boolean variable of the loop is true or false (`done ==> pc == 2`,
+ * `!got ==> m != tid`) or what it equals, monitor and
  * privacy facts of the objects in scope, `writable_if` guards at the objects
  * the loop touches, and "unchanged since the loop began" for havocked shared
  * locations. Only candidates over something the loop head changes are made
@@ -128,11 +133,20 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         const k = T.key(cond);
         if (!out.has(k)) out.set(k, { cond, text: text ?? calvinText(cond) });
     };
-    if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) add(T.eq(T.v(input.pc.name, 'Int'), T.int(k)), `pc == ${k}`);
+    const pcAtoms: Array<{ cond: Term; text: string }> = [];
+    if (input.pc) for (let k = 1; k <= input.pc.steps + 1; k++) pcAtoms.push({ cond: T.eq(T.v(input.pc.name, 'Int'), T.int(k)), text: `pc == ${k}` });
+    for (const a of pcAtoms) add(a.cond, a.text);
+    if (input.pc) {
+        // pc never leaves 1..n+1 (a counterexample with another value would say nothing)
+        add(T.cmp('>=', T.v(input.pc.name, 'Int'), T.int(1)), 'pc >= 1');
+        add(T.cmp('<=', T.v(input.pc.name, 'Int'), T.int(input.pc.steps + 1)), `pc <= ${input.pc.steps + 1}`);
+    }
     for (const c of comparisons.values()) {
         add(c);
         if (c.t === 'app' && c.fn === '=') add(T.not(c));
     }
+    // A boolean variable the loop assigns often records what happened (`done = cas(...)`, `got =
+    // tryLock()`): facts that hold while it is true, or false, or that it equals.
     for (const r of refAtoms.values()) {
         add(T.ne(r, T.NULL));
         if (!vocab.has(ALLOC)) continue;
@@ -173,7 +187,22 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
             if (i < j) add(T.eq(ints[i], ints[j]));
         }
     }
-    return [...out.values()].slice(0, MAX_CANDIDATES);
+    // A boolean variable the loop assigns often records what happened (`done = cas(...)`, `got =
+    // tryLock()`): facts that hold while it is true, or false, or that it equals. (At most
+    // MAX_FLAGS * MAX_FLAG_FACTS * 3 of them, kept apart from the limit on the others.)
+    const flagged = new Map<string, Candidate>();
+    const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
+    const facts = [...pcAtoms.map(a => a.cond), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
+    for (const name of flags) {
+        const b = T.v(name, 'Bool');
+        for (const f of facts) {
+            for (const cond of [T.implies(b, f), T.implies(T.not(b), f), ...(f.t !== 'app' || f.fn !== 'not' ? [T.iff(b, f)] : [])]) {
+                const k = T.key(cond);
+                if (cond.t !== 'bool' && !out.has(k) && !flagged.has(k)) flagged.set(k, { cond, text: calvinText(cond) });
+            }
+        }
+    }
+    return [...[...out.values()].slice(0, MAX_CANDIDATES - flagged.size), ...flagged.values()];
 }
 
 /** A variable of the program (its id has the front end's `name@line:col`), not a temporary of the lowering. */

@@ -1,7 +1,8 @@
-import type { MethodModel, Range, Type } from '../model/program.js';
+import { append } from '../smt/append.js';
+import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
-    ALLOC, allocated, elemsVar, heapFacts, HOLDER, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+    ALLOC, allocated, elemsVar, heapFacts, HOLDER, holderOf, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
@@ -43,6 +44,8 @@ export interface AbstractionTarget {
 }
 
 const PC = 'pc';
+/** Whether commands run before the threads start (the field initializers) or with them. */
+type Phase = 'init' | 'threads';
 const ENTRY = 'entry';
 
 /**
@@ -63,6 +66,8 @@ export class Simulator {
     private defined = new Set<string>();
     /** Locals that hold a value read from shared state: its name and its value before and after the environment step before the read. */
     private provenance = new Map<string, { name: string; before: Term; after: Term; range: Range }>();
+    /** Locals shown under another name than their variable's: `this`, `\result`, a parameter's entry copy. */
+    private names = new Map<string, string>();
 
     constructor(private readonly spec: SimSpec, locals: Map<string, LocalDecl>) {
         this.locals = new Map(locals);
@@ -76,9 +81,11 @@ export class Simulator {
         this.maps = this.usedMaps([...init, ...body]);
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
         // Init satisfies I when condition 3 holds (checked on its own); nothing is assumed about it here.
-        out.push(...this.initialStore(), ...this.cmds(init, true));
+        // Its implicit checks are checked here too: the initialization check exists only when the
+        // program has invariants.
+        append(out, this.initialStore(), this.cmds(init, 'init'));
         this.privateLocals.clear();
-        out.push(...this.cmds(body, false));
+        append(out, this.cmds(body, 'threads'));
         return this.program(out);
     }
 
@@ -88,11 +95,36 @@ export class Simulator {
         const abs = m.abstraction!;
         this.maps = this.usedMaps(body, abs);
         this.locals.set(PC, { name: PC, sort: 'Int' });
-        const ctx = this.methodCtx(target);
+        // The specification speaks of the caller's arguments: the parameters' values at entry, kept
+        // in copies the body cannot assign (a body may reuse a parameter as a variable).
+        const assigned = assignedLocals(body);
+        const entry = target.params.map(p => {
+            const name = `${p}~entry`;
+            this.locals.set(name, { ...this.locals.get(p)!, name });
+            // shown as the parameter, or apart from it when the body assigns it
+            const shown = displayName(p);
+            if (shown) this.names.set(name, assigned.has(p) ? `${shown} at entry` : shown);
+            return name;
+        });
+        if (target.thisTerm?.t === 'var') this.names.set(target.thisTerm.name, 'this');
+        if (target.resultVar) this.names.set(target.resultVar, '\\result');
+        const ctx = this.methodCtx(target, entry);
         this.abs = { ...target, steps: abs, ctx };
         const vocab = this.spec.vocab;
         const out: SCmd[] = [{ k: 'assume', cond: this.spec.tidConstraint }];
+        target.params.forEach((p, i) => out.push({ k: 'local', var: entry[i], value: T.v(p, this.locals.get(p)!.sort) }));
         for (const f of heapFacts(vocab, undefined, new Set(this.maps))) out.push({ k: 'assume', cond: f });
+        // The objects private to the thread at entry are the caller's, which this body cannot reach
+        // (its receiver and arguments are published objects, which reference published objects
+        // only): none is linked to what it publishes. (Those a private argument reaches had their
+        // invariants checked at the call; `linked` only over-approximates what a store publishes.)
+        // Objects not allocated yet belong to no thread and hold no monitor (as in the initial store:
+        // another thread that allocates one cannot make it this thread's).
+        const oi = T.v('o!i', 'Ref');
+        const params = [{ name: 'o!i', sort: 'Ref' as const }];
+        if (this.maps.includes(LINKED)) out.push({ k: 'update', map: LINKED, params, value: T.FALSE });
+        if (this.maps.includes(OWNER)) out.push({ k: 'update', map: OWNER, params, value: T.ite(allocated(oi), ownerOf(oi), T.int(0)) });
+        if (this.maps.includes(HOLDER)) out.push({ k: 'update', map: HOLDER, params, value: T.ite(allocated(oi), holderOf(oi), T.int(0)) });
         if (target.thisTerm && vocab.has(ALLOC)) {
             // `this` is a published object of the class (a private receiver is a special case the environment cannot touch at all)
             const type: Type = { kind: 'class', name: m.owner! };
@@ -104,26 +136,26 @@ export class Simulator {
                 out.push({ k: 'assume', cond: T.and(T.or(T.eq(x, T.NULL), publishedOf(vocab, p.type, x)), initializedFacts(vocab, x, p.type)) });
             }
         });
-        out.push(...this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
+        append(out, this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
         for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
         out.push({ k: 'local', var: PC, value: T.int(1) });
         out.push({ k: 'snapshot', name: ENTRY });
-        this.inputs = [...target.params, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
+        this.inputs = [...target.params, ...entry, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
         for (const id of this.inputs) this.defined.add(id);
         // The checks at the end of the body are for the path that falls off it: inside the body's
         // scope, so that a `return` (checked where it stands) skips them.
-        const cmds = this.cmds(body, false);
+        const cmds = this.cmds(body, 'threads');
         const scope = cmds.length === 1 && cmds[0].k === 'scope' && cmds[0].label === target.exitLabel ? cmds[0] : undefined;
-        if (scope) scope.body.push(...this.finalChecks(m.endRange));
-        out.push(...cmds);
-        if (!scope) out.push(...this.finalChecks(m.endRange));
+        if (scope) append(scope.body, this.finalChecks(m.endRange));
+        append(out, cmds);
+        if (!scope) append(out, this.finalChecks(m.endRange));
         return this.program(out);
     }
 
     /** Condition 3: the store after the field initializers satisfies every invariant (reported at the clause). */
     initCheck(init: Cmd[], inv: Invariant[]): SeqProgram {
         this.maps = this.usedMaps(init, undefined, inv);
-        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init, true, true)];
+        const out: SCmd[] = [...this.initialStore(), ...this.cmds(init, 'init')];
         for (const c of inv) {
             out.push({
                 k: 'assert', cond: c.term, check: this.check({
@@ -135,9 +167,10 @@ export class Simulator {
         return this.program(out);
     }
 
-    private methodCtx(target: AbstractionTarget): TrContext {
+    /** The context of the abstraction's clauses: `this`, and the parameters' entry copies. */
+    private methodCtx(target: AbstractionTarget, entry: string[]): TrContext {
         const m = target.method;
-        const ids = new Map(m.params.map((p, i) => [p.id, target.params[i]]));
+        const ids = new Map(m.params.map((p, i) => [p.id, entry[i]]));
         return {
             vocab: this.spec.vocab,
             local: id => {
@@ -173,7 +206,7 @@ export class Simulator {
         const changes = [...(info.changes ?? [])];
         const shown = new Set(show.map(([n]) => n));
         for (const v of T.freeVars(cond)) {
-            const name = displayName(v);
+            const name = this.shownAs(v);
             const sort = this.locals.get(v)?.sort;
             if (!name || !sort || shown.has(name)) continue;
             shown.add(name);
@@ -198,11 +231,16 @@ export class Simulator {
         return { ...info, show, changes };
     }
 
+    /** How a local is shown in a counterexample (undefined: not shown). */
+    private shownAs(local: string): string | undefined {
+        return this.names.get(local) ?? displayName(local);
+    }
+
     /** How a read of shared state is shown in a counterexample (`x`, `c.size`, `v.holder`, `buf[i]`), or undefined. */
     private readName(r: Extract<Term, { t: 'read' }>): string | undefined {
         const key = (t: Term): string | undefined => {
             if (t.t === 'int') return String(t.value);
-            if (t.t === 'var') return t.name === 'null' ? 'null' : this.abs?.thisTerm?.t === 'var' && this.abs.thisTerm.name === t.name ? 'this' : displayName(t.name);
+            if (t.t === 'var') return t.name === 'null' ? 'null' : this.shownAs(t.name);
             if (t.t === 'read') return this.readName(t);
             return undefined;
         };
@@ -316,12 +354,17 @@ export class Simulator {
 
     // ------------------------------------------------------------ environment steps
 
-    private envStep(conjuncts: Conjunct[], assumeResidual: boolean, invariants: boolean): EnvStep {
+    /**
+     * An environment step by the given conjuncts over the check's state variables; `residual`:
+     * assume the conjuncts' residual relations (a probe leaves them to its check); `invariants`:
+     * assume I after the step.
+     */
+    private envStep(conjuncts: Conjunct[], options: { residual: boolean; invariants: boolean }): EnvStep {
         return {
             maps: this.maps,
             conjuncts: conjuncts.filter(c => [...c.maps].some(m => this.maps.includes(m)) || c.frames.some(f => this.maps.includes(f.map))),
-            invariants: invariants ? this.invariantSteps(this.relevantInvariants()) : [],
-            assumeResidual,
+            invariants: options.invariants ? this.invariantSteps(this.relevantInvariants()) : [],
+            assumeResidual: options.residual,
         };
     }
 
@@ -334,7 +377,7 @@ export class Simulator {
      * their environment frames depend only on each other.
      */
     private star(touched?: Set<string>): SCmd {
-        const step = this.envStep(this.spec.star, true, true);
+        const step = this.envStep(this.spec.star, { residual: true, invariants: true });
         if (touched) {
             const comps = this.components();
             const maps = new Set<string>();
@@ -392,15 +435,19 @@ export class Simulator {
 
     // ------------------------------------------------------------ commands
 
-    private cmds(cmds: Cmd[], init: boolean, initChecks = false): SCmd[] {
+    /**
+     * Commands of the field initializers (`init`: before the threads start, no environment
+     * steps, no guarantee) or of a body that runs with the other threads (`threads`).
+     */
+    private cmds(cmds: Cmd[], phase: Phase): SCmd[] {
         const out: SCmd[] = [];
-        for (const c of cmds) out.push(...this.cmd(c, init, initChecks));
+        for (const c of cmds) append(out, this.cmd(c, phase));
         return out;
     }
 
-    private cmd(c: Cmd, init: boolean, initChecks: boolean): SCmd[] {
+    private cmd(c: Cmd, phase: Phase): SCmd[] {
         switch (c.k) {
-            case 'op': return this.op(c.op, init, initChecks);
+            case 'op': return this.op(c.op, phase);
             case 'local': {
                 this.defined.add(c.var);
                 this.privateLocals.delete(c.var);
@@ -412,23 +459,25 @@ export class Simulator {
             case 'havocLocal': c.vars.forEach(v => { this.defined.add(v); this.privateLocals.delete(v); }); return [{ k: 'havocLocal', vars: c.vars }];
             case 'assumeLocal': case 'assumeState': return [{ k: 'assume', cond: c.cond }];
             case 'checkLocal':
-                if (init && !initChecks) return [{ k: 'assume', cond: c.cond }];
                 return [{ k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
-            case 'checkState':
-                return [this.star(T.mapsOf(c.cond)), { k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) }];
+            case 'checkState': {
+                const check: SCmd = { k: 'assert', cond: c.cond, check: this.check(c.check, 'program', {}, c.cond) };
+                // (no other thread runs during the initializers)
+                return phase === 'init' ? [check] : [this.star(T.mapsOf(c.cond)), check];
+            }
             case 'if': {
                 const before = new Set(this.privateLocals);
-                const a = this.cmds(c.then, init, initChecks);
+                const a = this.cmds(c.then, phase);
                 const afterThen = this.privateLocals;
                 this.privateLocals = new Set(before);
-                const b = this.cmds(c.else, init, initChecks);
+                const b = this.cmds(c.else, phase);
                 this.privateLocals = new Set([...afterThen].filter(x => this.privateLocals.has(x)));
                 return [{ k: 'if', cond: c.cond, then: a, else: b }];
             }
-            case 'loop': return this.loop(c);
+            case 'loop': return this.loop(c, phase);
             case 'break': return [{ k: 'break', label: c.label }];
             case 'continue': return [{ k: 'exit', label: c.label }];
-            case 'scope': return [{ k: 'scope', label: c.label, body: this.cmds(c.body, init, initChecks) }];
+            case 'scope': return [{ k: 'scope', label: c.label, body: this.cmds(c.body, phase) }];
             case 'exit':
                 if (this.abs && c.label === this.abs.exitLabel && c.range) return [...this.finalChecks(c.range), { k: 'exit', label: c.label }];
                 return [{ k: 'exit', label: c.label }];
@@ -448,7 +497,7 @@ export class Simulator {
      * only make those objects' locations arbitrary. Houdini candidates
      * (sim/candidates.ts) and `loop_invariant`s constrain the rest.
      */
-    private loop(c: Extract<Cmd, { k: 'loop' }>): SCmd[] {
+    private loop(c: Extract<Cmd, { k: 'loop' }>, phase: Phase): SCmd[] {
         const entry = this.name('loop~');
         const vocab = this.spec.vocab;
         const analysis = analyzeLoop(c.body);
@@ -487,8 +536,8 @@ export class Simulator {
         const assigned = [...analysis.assignedLocals].filter(l => this.locals.has(l));
         if (this.abs && analysis.hasOps) assigned.push(PC);
         if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)] });
-        if (analysis.hasOps) {
-            const step = this.envStep(star, true, false);
+        if (analysis.hasOps && phase === 'threads') {
+            const step = this.envStep(star, { residual: true, invariants: false });
             step.maps = this.maps.filter(m => !havocked.has(m));
             head.push({ k: 'env', step });
         }
@@ -500,8 +549,9 @@ export class Simulator {
         for (const m of havocked) {
             if (this.maps.includes(m)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
         }
-        // What every state satisfies: I and a well-formed heap.
-        for (const f of [...this.invariantTerms(), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
+        // What every state satisfies: a well-formed heap, and I once the threads run (the
+        // initializers are still establishing it).
+        for (const f of [...(phase === 'threads' ? this.invariantTerms() : []), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
 
         // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
         const invariants: LoopInv[] = c.invariants.map(inv => ({
@@ -523,7 +573,7 @@ export class Simulator {
         }
         const entryPrivate = new Set(this.privateLocals);
         if (analysis.publishes) this.privateLocals.clear();
-        const body = this.cmds(c.body, false);
+        const body = this.cmds(c.body, phase);
         this.privateLocals = analysis.publishes ? new Set() : entryPrivate;
         for (const f of analysis.freshLocals) this.privateLocals.delete(f);
         return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
@@ -531,10 +581,10 @@ export class Simulator {
 
     // ------------------------------------------------------------ atomic operations
 
-    private op(op: AtomicOp, init: boolean, initChecks: boolean): SCmd[] {
-        if (op.init || init) {
-            // Field initializers: no environment, no guarantee; their implicit checks belong to the initialization check.
-            return this.opBody(op.body, op, initChecks ? 'check' : 'assume', OP_PRE);
+    private op(op: AtomicOp, phase: Phase): SCmd[] {
+        if (op.init || phase === 'init') {
+            // Field initializers: no environment, no guarantee; their implicit checks are checked.
+            return this.opBody(op.body, op, 'check', OP_PRE);
         }
         const touched = opMaps(op);
         // the abstraction's actions are evaluated on this step too
@@ -546,12 +596,12 @@ export class Simulator {
         let lead = op.blocking;
         while (lead < op.body.length && op.body[lead].k === 'assert') lead++;
         // (before the step, its pre-state is the current state)
-        out.push(...this.opBody(op.body.slice(0, lead), op, 'check', undefined));
-        out.push(...this.raceChecks(op));
+        append(out, this.opBody(op.body.slice(0, lead), op, 'check', undefined));
+        append(out, this.raceChecks(op));
         out.push({ k: 'snapshot', name: pre });
-        out.push(...this.opBody(op.body.slice(lead), op, 'check', pre));
+        append(out, this.opBody(op.body.slice(lead), op, 'check', pre));
         // an object read here satisfies its class invariants (every published object does, in every state)
-        if (op.kind === 'read') out.push(...this.invariantsAt(op));
+        if (op.kind === 'read') append(out, this.invariantsAt(op));
         // a value read here: what it was before the environment's step
         if (op.kind === 'read') {
             for (const c of op.body) {
@@ -560,8 +610,8 @@ export class Simulator {
                 this.provenance.set(c.var, { name: text, before: T.rebase(c.value, new Map([[undefined, before]])), after: T.rebase(c.value, new Map([[undefined, pre]])), range: op.range });
             }
         }
-        out.push(...this.guarantee(op, pre));
-        if (this.abs) out.push(...this.simulate(op, pre));
+        append(out, this.guarantee(op, pre));
+        if (this.abs) append(out, this.simulate(op, pre));
         if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
         if (publishes(op.body)) this.privateLocals.clear();
         return out;
@@ -614,8 +664,8 @@ export class Simulator {
             const k = `${a.write}/${accessKey(a)}`;
             if (seen.has(k)) continue;
             seen.add(k);
-            if (!a.sync && !a.field?.isFinal) out.push(...this.stability(a, op));
-            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') out.push(...this.writable(a, op));
+            if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
+            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op));
         }
         return out;
     }
@@ -626,7 +676,7 @@ export class Simulator {
         if (!loc || !this.maps.includes(locMap(a))) return [];
         const probe = this.name('probe~');
         // only the accessed variable takes the hypothetical step (its frames read the others as they are)
-        const step = this.envStep(this.spec.env, false, false);
+        const step = this.envStep(this.spec.env, { residual: false, invariants: false });
         step.maps = [locMap(a)];
         const residual = T.and(...step.conjuncts.filter(c => c.residual).map(c => T.rebase(c.residual!, new Map([[EPRE, undefined], [EPOST, probe]]))));
         const stable = T.eq(locTerm(a, probe)!, loc);
@@ -742,11 +792,20 @@ export class Simulator {
         for (const c of this.spec.inv) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
-            // the globals the invariant mentions, after the step
+            // the globals the invariant mentions, after the step, and for a class invariant, its
+            // locations at the objects of the class the step writes or publishes
             const mentioned: Array<[string, Term]> = [];
-            for (const r of T.readsOf(c.term)) {
-                const name = this.spec.vocab.vars.get(r.map)?.field?.name;
-                if (r.keys.length === 0 && r.state === undefined && name && !show.some(([n]) => n === name) && !mentioned.some(([n]) => n === name)) mentioned.push([name, r]);
+            const mention = (r: Extract<Term, { t: 'read' }>, name: string | undefined) => {
+                if (r.state === undefined && name && !show.some(([n]) => n === name) && !mentioned.some(([n]) => n === name)) mentioned.push([name, r]);
+            };
+            for (const r of T.readsOf(c.term)) if (r.keys.length === 0) mention(r, this.spec.vocab.vars.get(r.map)?.field?.name);
+            const t = c.term;
+            if (c.className !== undefined && t.t === 'quant' && t.vars.length === 1) {
+                for (const x of touchedObjects(op.body)) {
+                    const type = this.locals.get(x.name)?.type;
+                    if (type?.kind !== 'class' || type.name !== c.className) continue;
+                    for (const r of T.readsOf(T.substitute(t.body, new Map([[t.vars[0].name, x as Term]])))) mention(r, this.readName(r));
+                }
             }
             out.push({
                 k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
@@ -789,9 +848,14 @@ export class Simulator {
         // next step whenever it satisfies it (a write that may leave its location unchanged, a
         // failed try that the next step allows as well, an `atomic { assume P; }` for `step [] P`),
         // and a stutter otherwise; a plain read is a stutter (`witness step N` makes it a step).
-        // (monitors, allocation and publication are bookkeeping no frame names: they do not make a step)
-        const visible = writes.some(w => !['holder', 'alloc', 'owner', 'linked'].includes(this.spec.vocab.stateVar(w.map).kind));
-        const takes = witness !== undefined ? allowed : visible || op.kind === 'atomic' ? allowed : T.FALSE;
+        // (monitors, allocation and publication are bookkeeping no frame names, and a write to an
+        // object private to the thread is invisible to the others: they do not make a step; a write
+        // counts whether or not its path runs, as a failed cas)
+        const vocab = this.spec.vocab;
+        const privateAtPre = (o: Term) => vocab.has(ALLOC) ? T.or(T.not(allocated(o, pre)), T.eq(ownerOf(o, pre), this.spec.tid)) : T.FALSE;
+        const visible = T.or(...writes.filter(w => !['holder', 'alloc', 'owner', 'linked'].includes(vocab.stateVar(w.map).kind))
+            .map(w => w.keys && w.keys.length > 0 ? T.not(privateAtPre(w.keys[0])) : T.TRUE));
+        const takes = witness !== undefined || op.kind === 'atomic' ? allowed : T.and(visible, allowed);
         const tk = this.name('step~');
         this.locals.set(tk, { name: tk, sort: 'Bool' });
         const sv = this.name('stutters~');
@@ -802,15 +866,43 @@ export class Simulator {
             message: n === 0
                 ? `${describeOp(op)} changes shared state, but the abstraction of '${name}' allows no step`
                 : `${describeOp(op)} is not a step the abstraction of '${name}' allows here (its steps: ${a.steps.map((s, i) => `${i + 1}: ${s.text}`).join('; ')})`,
-            show: [['pc', pc]],
+            show: [['pc', pc], ...this.locationsChanged(op, frames, pre)],
             related: { range: a.range, message: `abstraction of '${name}'` },
         };
+        // (the counterexample also shows what the steps' predicates read, before and after)
+        const explain = T.and(...a.steps.map(s => actionPredicate(s, ctx)));
         return [
             { k: 'local', var: tk, value: takes },
             { k: 'local', var: sv, value: witness !== undefined ? T.FALSE : stutter },
-            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }) },
+            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }, explain) },
             { k: 'local', var: PC, value: T.ite(T.v(tk, 'Bool'), next, T.ite(T.v(sv, 'Bool'), pc, next)) },
         ];
+    }
+
+    /** The locations an operation writes and those the abstraction's frames name, before and after it (for a counterexample). */
+    private locationsChanged(op: AtomicOp, frames: FrameInfo[], pre: string): Array<[string, Term]> {
+        const out: Array<[string, Term]> = [];
+        const add = (name: string | undefined, now: Term) => {
+            if (!name || out.some(([n]) => n === name)) return;
+            out.push([`${name} before`, T.rebase(now, new Map([[undefined, pre]]))], [name, now]);
+        };
+        for (const acc of op.accesses) {
+            const loc = acc.write ? locTerm(acc, undefined) : undefined;
+            if (loc?.t === 'read') add(this.readName(loc) ?? acc.text, loc);
+        }
+        for (const frame of frames) {
+            for (const [map, where] of frame) {
+                const sv = this.spec.vocab.vars.get(map);
+                if (!sv || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked') continue;
+                // (a global is one location; other variables framed everywhere have no location to show)
+                for (const keys of where === 'all' ? (sv.keys.length === 0 ? [[]] : []) : where) {
+                    if (keys.length !== sv.keys.length) continue;
+                    const r = this.spec.vocab.read(map, keys);
+                    if (r.t === 'read') add(this.readName(r), r);
+                }
+            }
+        }
+        return out;
     }
 
     /** The operation's writes stay within the frame (or change nothing; objects private to the thread may change freely). */
@@ -849,12 +941,13 @@ export class Simulator {
         const result = abs.resultVar ? T.v(abs.resultVar, this.locals.get(abs.resultVar)!.sort) : undefined;
         const ctx: TrContext = { ...abs.ctx, pre: undefined, old: { ...abs.ctx, pre: ENTRY }, result };
         for (const e of a.ensures) {
+            const cond = translate(e.expr, ctx);
             out.push({
-                k: 'assert', cond: translate(e.expr, ctx), check: this.check({
+                k: 'assert', cond, check: this.check({
                     code: 'abstraction', range, chain: [],
                     message: `the postcondition '${e.text}' of '${m.name}' may not hold when it returns here`,
                     related: { range: e.range, message: `postcondition of '${m.name}'` },
-                }),
+                }, 'program', {}, cond),
             });
         }
         if (n > 0) {
@@ -863,7 +956,7 @@ export class Simulator {
                     code: 'abstraction', range, chain: [],
                     message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
                     show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
-                    missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: s.hasFrame && s.frame.length === 0 })) },
+                    missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: allowsNoChange(s, abs.ctx) })) },
                     related: { range: a.range, message: `abstraction of '${m.name}'` },
                 }),
             });
@@ -881,6 +974,41 @@ function displayName(local: string): string | undefined {
     const read = /^l~(?:read|final)_(\w+?)~\d+$/.exec(local);
     if (read) return read[1];
     return undefined;
+}
+
+/**
+ * Whether an abstraction step allows a transition that changes nothing (`step
+ * [x] x' == x`, `step [m] (m == 0 && m' == tid) || m' == m`, an empty
+ * frame): decided syntactically, by reading every location after the step as
+ * before it; undecided cases count as no.
+ */
+function allowsNoChange(step: Action, ctx: TrContext): boolean {
+    if (step.hasFrame && step.frame.length === 0) return true; // (it can only change nothing)
+    const same = 'same~';
+    const t = T.rebase(actionPredicate(step, { ...ctx, pre: same }), new Map([[undefined, same]]));
+    return t.t === 'bool' && t.value;
+}
+
+/** The locals a body assigns (outside atomic operations and inside them). */
+function assignedLocals(cmds: Cmd[], out = new Set<string>()): Set<string> {
+    const walkOp = (cs: OpCmd[]) => {
+        for (const c of cs) {
+            if (c.k === 'local') out.add(c.var);
+            else if (c.k === 'havocLocal') c.vars.forEach(v => out.add(v));
+            else if (c.k === 'if') { walkOp(c.then); walkOp(c.else); }
+        }
+    };
+    for (const c of cmds) {
+        switch (c.k) {
+            case 'op': walkOp(c.op.body); break;
+            case 'local': out.add(c.var); break;
+            case 'havocLocal': c.vars.forEach(v => out.add(v)); break;
+            case 'if': assignedLocals(c.then, out); assignedLocals(c.else, out); break;
+            case 'loop': case 'scope': assignedLocals(c.body, out); break;
+            default: break;
+        }
+    }
+    return out;
 }
 
 /** The state variables an operation reads or writes. */
@@ -1028,6 +1156,15 @@ function whereLocations(where: Term, keys: string[]): Term[][] | undefined {
 }
 
 
+/** The objects (held in locals) whose fields an operation writes, and the references it stores (and so may publish). */
+function touchedObjects(body: OpCmd[], out: Array<Extract<Term, { t: 'var' }>> = []): Array<Extract<Term, { t: 'var' }>> {
+    const add = (t: Term | undefined) => { if (t?.t === 'var' && t.sort === 'Ref' && t.name !== 'null' && !out.some(x => x.name === t.name)) out.push(t); };
+    for (const c of body) {
+        if (c.k === 'store') { add(c.keys[0]); add(c.value); } else if (c.k === 'if') { touchedObjects(c.then, out); touchedObjects(c.else, out); }
+    }
+    return out;
+}
+
 function publishes(body: OpCmd[]): boolean {
     return opWrites(body).some(w => w.map === OWNER && !w.keys);
 }
@@ -1079,7 +1216,11 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
                 case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? false; break;
                 case 'if': r = [walk(c.then, r), walk(c.else, r)].some(x => x); break;
                 case 'scope': labels.set(c.label, r); r = walk(c.body, r); break;
-                case 'loop': labels.set(c.label, r); walk(c.body, true); walk(c.body, r); break;
+                // An inner loop's body is walked once, as if its end came back to our head: its own
+                // head may be reached again and left by a break, so this over-approximates (walking
+                // it a second time, with the value after the loop, would only confirm a subset of
+                // it, at twice the cost per level of nesting).
+                case 'loop': labels.set(c.label, r); walk(c.body, true); break;
                 case 'checkState': hasOps = true; break;
                 default: break;
             }

@@ -10,6 +10,8 @@
  * previous state, so that the solver sees quantifier-free formulas.
  */
 
+import { append } from './append.js';
+
 export type Sort = 'Int' | 'Bool' | 'Ref';
 
 /** A bound variable; `type` (a class or array type, `typeKey`) says which objects a quantifier ranges over. */
@@ -70,7 +72,7 @@ export function and(...xs: Term[]): Term {
             if (!x.value) return FALSE;
             continue;
         }
-        if (x.t === 'app' && x.fn === 'and') flat.push(...x.args);
+        if (x.t === 'app' && x.fn === 'and') append(flat, x.args);
         else flat.push(x);
     }
     const uniq = dedupe(flat);
@@ -86,7 +88,7 @@ export function or(...xs: Term[]): Term {
             if (x.value) return TRUE;
             continue;
         }
-        if (x.t === 'app' && x.fn === 'or') flat.push(...x.args);
+        if (x.t === 'app' && x.fn === 'or') append(flat, x.args);
         else flat.push(x);
     }
     const uniq = dedupe(flat);

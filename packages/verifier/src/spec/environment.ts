@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import type { Clause, Expr, FieldModel, ProgramModel, Type } from '../model/program.js';
 import {
     ALLOC, allocated, elemsVar, HOLDER, holderOf, OWNER, ownerOf, publishedOf, sortOfType, typeKey, type Vocabulary,
@@ -478,7 +479,7 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
         const eg = spec.elementGuards.get(fid);
         if (eg) out.push(elementsConjunct(vocab, eg));
     }
-    out.push(...builtinConjuncts(vocab));
+    append(out, builtinConjuncts(vocab));
     return out;
 }
 

@@ -1,3 +1,4 @@
+import { append } from '../smt/append.js';
 import { typeKey, type Vocabulary } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
@@ -114,7 +115,7 @@ class Generator {
         const definitions = this.f.definitions(roots);
         const lines: string[] = [PRELUDE, ...this.f.decls];
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
-        lines.push(...definitions);
+        append(lines, definitions);
         const preds = new Map<string, string[]>();
         for (const b of this.blocks) for (const s of b.succ) (preds.get(s) ?? preds.set(s, []).get(s)!).push(b.name);
         const endPoint = new Map<string, string>();
