@@ -446,7 +446,8 @@ describe('packaging: the .vsix verifies', { skip: NOT_BUILT }, () => {
         await client.open(uri, fs.readFileSync(file, 'utf8'));
         const diagnostics = await client.checksDone(uri, 180_000, 5);
         checkDiagnostics(diagnostics, [
-            { code: 'race', range: [22, 2, 22, 3], message: 'read of x may race' },
+            { code: 'race', range: [22, 2, 22, 3], message: 'write of x may race' },
+            { code: 'race', range: [22, 2, 22, 6], message: 'read of x may race' },
             { code: 'assert', range: [23, 2, 23, 15], message: "assertion 'x > 0' may fail" },
             { code: 'race', range: [23, 9, 23, 10], message: 'read of x may race' },
         ]);

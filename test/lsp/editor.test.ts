@@ -105,7 +105,8 @@ describe('quick fixes lead to correct programs', () => {
         await client.open(uri, fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8'));
         const diags = await client.checksDone(uri, 120_000, 5);
         checkDiagnostics(diags, [
-            { code: 'race', range: [22, 2, 22, 3], message: 'read of x may race' },
+            { code: 'race', range: [22, 2, 22, 3], message: 'write of x may race' },
+            { code: 'race', range: [22, 2, 22, 6], message: 'read of x may race' },
             { code: 'assert', range: [23, 2, 23, 15], message: /^assertion 'x > 0' may fail \[x = 0; another thread changed x from 1 to 0 just before it was read\]$/ },
             { code: 'race', range: [23, 9, 23, 10], message: 'read of x may race' },
         ]);

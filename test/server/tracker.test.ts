@@ -75,7 +75,9 @@ describe('check tracker', () => {
         // the same edit, planned again with T2's result in the cache
         const cached = t.applyPlan(program, edited, plans, p => (p.name === 'T2' ? result(p, 'verified') : undefined), 'run');
         assert.deepEqual(cached.run, []);
-        assert.deepEqual(t.status(URI).checks.find(c => c.name === 'T2'), { name: 'T2', key: 'thread:T2', kind: 'thread', range: t.status(URI).checks.find(c => c.name === 'T2')!.range, state: 'verified', cached: true, timeMs: 1 });
+        const t2 = t.status(URI).checks.find(c => c.name === 'T2')!;
+        assert.deepEqual(t2, { name: 'T2', key: 'thread:T2', kind: 'thread', range: t2.range, extent: t2.extent, state: 'verified', cached: true, timeMs: 1 });
+        assert.ok(t2.extent, 'the thread\'s whole declaration (the gutter)');
     });
 
     it('with verifyOn = save, a changed check goes stale instead of running', async () => {

@@ -24,7 +24,7 @@ async function model(text: string): Promise<ProgramModel> {
 
 async function guards(text: string): Promise<Record<string, string>> {
     const inf = inferAnnotations(await model(text));
-    return Object.fromEntries(inf.annotations.map(a => [a.field, a.text]));
+    return Object.fromEntries(inf.annotations.filter(a => a.kind === 'writable_if').map(a => [a.field, a.text]));
 }
 
 describe('inferred guards of the examples without their protection annotations', () => {

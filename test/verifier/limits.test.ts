@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
 import type { FieldModel, ProgramModel } from '../../packages/verifier/src/model/program.js';
-import { lowerUnit, programContext, simulationProgram, unitSpec, unitsOf } from '../../packages/verifier/src/driver/program.js';
+import { checkSpec, checksOf, programContext } from '../../packages/verifier/src/driver/program-context.js';
+import { lowerCheck, simulationProgram } from '../../packages/verifier/src/driver/stages.js';
 import { TID } from '../../packages/verifier/src/spec/environment.js';
 import { vcgen } from '../../packages/verifier/src/vc/vcgen.js';
 import { createBackend, verifyProgram, type SolverBackend } from '../../packages/verifier/src/index.js';
@@ -60,16 +61,16 @@ describe('resource limits of the verifier core', () => {
         globals[0] = proto;
         const big: ProgramModel = { ...m, globals };
         const ctx = programContext(big);
-        const u = unitsOf(ctx).find(x => x.kind === 'thread')!;
-        const lowered = lowerUnit(ctx, u);
+        const u = checksOf(ctx).find(x => x.kind === 'thread')!;
+        const lowered = lowerCheck(ctx, u);
         assert.equal(lowered.init!.length, 90_000);
-        const { env, inv, tidConstraint } = unitSpec(ctx, u);
+        const { env, inv, tidConstraint } = checkSpec(ctx, u);
         const seq = simulationProgram(lowered, {
             vocab: ctx.vocab, guards: ctx.spec.guards, elementGuards: ctx.spec.elementGuards, notOwned: ctx.spec.notOwned,
             env, star: env, inv, guarantee: ctx.guarantee, tid: TID, tidConstraint,
         }, inv);
         assert.ok(seq.body.length > 90_000);
         const vc = vcgen(ctx.vocab, seq);
-        assert.ok(vc.checks.length > 0);
+        assert.ok(vc.obligations.length > 0);
     });
 });

@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { oneLine, SolverFailure } from '@calvin/verifier';
 import { check } from './check.js';
+import { inferFiles } from './infer.js';
 import { formatJson, formatSarif, formatText, printable, warn, type Format } from './format.js';
 import { UsageError } from './files.js';
 
@@ -31,6 +32,7 @@ program
     .option('--dump-smt <dir>', 'write every solver query as SMT-LIB2 into this directory (for debugging)')
     .option('--verbose', 'list every check (thread, abstraction, initialization) with its status and time')
     .option('--no-verify', 'run the front end only (syntax, names, types)')
+    .option('--no-infer', 'do not infer the protection (writable_if, environment) the programs leave out: check them as written')
     .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
     .action(async (files: string[], options: CheckCliOptions) => {
         finishing = true;
@@ -40,7 +42,7 @@ program
                 verify: options.verify,
                 verbose: options.verbose === true,
                 verifier: {
-                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt,
+                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt, infer: options.infer,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
                     trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${printableLines(m)}\n`) : undefined,
@@ -92,6 +94,7 @@ interface CheckCliOptions {
     dumpSmt?: string;
     verbose?: boolean;
     verify: boolean;
+    infer: boolean;
 }
 
 /**
@@ -116,6 +119,34 @@ function positiveInt(flag: string): (value: string) => string {
         return value;
     };
 }
+
+program
+    .command('infer')
+    .description('print the files with the protection Calvin infers (writable_if, environment) inserted, after the checker verified it; exit 0, or 1 when a file has front-end errors')
+    .addOption(new Option('-f, --format <format>', 'output format: the files with the annotations inserted, or a JSON list of them').choices(['text', 'json']).default('text'))
+    .option('--write', 'insert the annotations into the files in place')
+    .option('--no-verify', 'print what the inference proposes without verifying it first')
+    .addOption(new Option('--solver <solver>', 'solver backend').choices(['z3-wasm', 'z3-native']).default('z3-wasm'))
+    .addOption(new Option('--time-limit <ms>', 'hard time limit per solver query, in milliseconds').default('10000').argParser(positiveInt('--time-limit')))
+    .addOption(new Option('-j, --jobs <n>', 'solver instances working in parallel').default(String(Math.max(1, Math.min(4, os.availableParallelism() - 1)))).argParser(positiveInt('--jobs')))
+    .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
+    .action(async (files: string[], options: { format: 'text' | 'json'; write?: boolean; verify: boolean; solver: 'z3-wasm' | 'z3-native'; timeLimit: string; jobs: string }) => {
+        finishing = true;
+        try {
+            const r = await inferFiles(files, {
+                write: options.write === true, format: options.format, verify: options.verify,
+                verifier: { solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), infer: true },
+            });
+            done = true;
+            process.stdout.write(r.out, () => process.exit(r.failed.length > 0 ? 1 : 0));
+        } catch (e) {
+            done = true;
+            if (e instanceof UsageError) warn(e.message);
+            else if (e instanceof SolverFailure) warn(`the solver cannot run: ${e.message}`);
+            else warn(`internal error: ${oneLine(e)}`);
+            process.exit(2);
+        }
+    });
 
 program
     .command('lsp')

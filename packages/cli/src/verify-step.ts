@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, diagnosticText, oneLine, verifyProgram, type BackendKind, type Range, type SolverBackend, type CheckResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, diagnosticText, oneLine, verifyProgram, verifyWithInference, type BackendKind, type InferredAnnotation, type Range, type SolverBackend, type CheckResult, type VDiagnostic } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -20,6 +20,8 @@ export interface VerifyStepOptions {
     log?: (message: string) => void;
     /** Debugging lines of the verifier (CALVIN_DEBUG). */
     trace?: (line: string) => void;
+    /** Infer the protection the programs leave out (default true; `--no-infer`). */
+    infer: boolean;
 }
 
 /** --dump-smt: every query of a check into DIR/<check>.smt2. */
@@ -51,13 +53,15 @@ export interface VerifyStepResult {
     /** Checks that ran (whatever their verdict), and checks or programs that could not run at all. */
     checked: number;
     notChecked: number;
+    /** The annotations inferred and verified (with inference on). */
+    inferred: InferredAnnotation[];
 }
 
 export async function verifyDocuments(
     documents: LangiumDocument[], all: LangiumDocument[], Calvin: CalvinServices,
     fileOf: (uri: string) => string, options: VerifyStepOptions, backend?: SolverBackend,
 ): Promise<VerifyStepResult> {
-    const out: VerifyStepResult = { diagnostics: [], checks: [], skipped: [], checked: 0, notChecked: 0 };
+    const out: VerifyStepResult = { diagnostics: [], checks: [], skipped: [], checked: 0, notChecked: 0, inferred: [] };
     const groups: LangiumDocument[][] = [];
     const grouped = new Set<string>();
     for (const doc of documents) {
@@ -79,12 +83,17 @@ export async function verifyDocuments(
             let result: Awaited<ReturnType<typeof verifyProgram>>;
             try {
                 const model = toProgramModel(group, Calvin.types.TypeSystem);
-                result = await verifyProgram(model, {
+                const verifyOptions = {
                     solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
                     dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,
                     // test/robustness injects an internal error with it; never set in normal use
                     testFault: process.env.CALVIN_TEST_FAULT || undefined,
-                });
+                };
+                if (options.infer) {
+                    const r = await verifyWithInference(model, verifyOptions);
+                    out.inferred.push(...r.inference.annotations);
+                    result = r;
+                } else result = await verifyProgram(model, verifyOptions);
             } catch (e) {
                 options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
                 const file = fileOf(group[0].uri.toString());

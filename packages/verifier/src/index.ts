@@ -10,3 +10,6 @@ export { programContext, checksOf, checkSpec, type ProgramContext, type Check } 
 export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './driver/describe.js';
 export { otherThreadText } from './spec/environment.js';
 export { escapeControl } from './report/text.js';
+export { inferAnnotations, type Inference, type InferredAnnotation, type InferredGuard, type InferOptions } from './infer/infer.js';
+export { withAnnotations, annotationInsert, type TextInsert } from './infer/insert.js';
+export { verifyWithInference, Refutations, refutationsOf, type InferredVerifyResult } from './incremental/infer-loop.js';

@@ -10,6 +10,8 @@ import {
 } from '../spec/environment.js';
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate } from '../spec/translate.js';
 import { visit } from '../model/visit.js';
+import { userDisjuncts } from '../infer/infer.js';
+import { atomExpr, atomKey, atomText, type Atom, type Namer } from '../infer/atoms.js';
 import { envState } from '../encode/env-step.js';
 import { Formulas, PRELUDE, type Ground, type State } from '../encode/formulas.js';
 
@@ -45,7 +47,10 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
-    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) append(derived, derivedCandidates(vocab, guards.get(c.field.id), what));
+    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) {
+        append(derived, derivedCandidates(vocab, guards.get(c.field.id), what));
+        append(derived, exclusionCandidates(vocab, guards.get(c.field.id), what));
+    }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     // the same candidate may come from a guard and from its atom
     const seen = new Set(own.map(c => c.text));
@@ -241,6 +246,51 @@ function derivedCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: Fi
             out.push(guarded(vocab, g.field, exprText(atom), build, maps, w));
             out.push(guarded(vocab, g.field, `!(${exprText(atom)})`, (s, t, o) => T.not(build(s, t, o)), maps, w));
         }
+    }
+    return out;
+}
+
+const MAX_EXCLUSIONS = 8;
+
+/**
+ * From a guard that is a disjunction of conjunctions of simple facts
+ * (`a.held == tid || (b.held == tid && useB)`): the states in which no other
+ * thread can satisfy any of its disjuncts, one fact of this thread against
+ * each disjunct (`a.held == tid && !useB`), as "while they hold, f does not
+ * change" (time-varying locks: the lock that protects f depends on a flag).
+ */
+function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => 'field' | 'both'): Conjunct[] {
+    if (!g || g.inferred) return [];
+    const ds = userDisjuncts(g.clauses);
+    if (ds === 'any' || ds.length < 2) return [];
+    // what this thread may know that no other thread's disjunct survives
+    const killers = ds.map(d => d.atoms.flatMap((a): Atom[] => {
+        switch (a.k) {
+            case 'eqTid': return [a];
+            case 'held': return [a];
+            case 'eq': return a.c.k === 'bool' ? [{ k: 'eq', loc: a.loc, c: { k: 'bool', v: !a.c.v } }] : [{ k: 'ne', loc: a.loc, c: a.c }];
+            case 'ne': return [{ k: 'eq', loc: a.loc, c: a.c }];
+            default: return [];
+        }
+    }));
+    if (killers.some(k => k.length === 0)) return [];
+    let combos: Atom[][] = [[]];
+    for (const k of killers) {
+        const next: Atom[][] = [];
+        for (const c of combos) for (const a of k) {
+            const merged = c.some(x => atomKey(x) === atomKey(a)) ? c : [...c, a];
+            if (!next.some(n => n.length === merged.length && n.every(x => merged.some(y => atomKey(x) === atomKey(y))))) next.push(merged);
+        }
+        combos = next.slice(0, MAX_EXCLUSIONS);
+    }
+    const f = g.field;
+    const n: Namer = { field: id => vocab.fields.get(id), threadName: id => vocab.program.threads.find(t => t.id === id)?.name ?? String(id), thisClass: f.isStatic ? undefined : f.owner };
+    const out: Conjunct[] = [];
+    for (const c of combos) {
+        const exprs = c.map(a => atomExpr(a, n, f.nameRange));
+        const cond = exprs.reduce((x, y): Expr => ({ kind: 'binary', op: '&&', left: x, right: y, type: { kind: 'boolean' }, range: f.nameRange }));
+        const maps = [...mapsOfExpr(cond, vocab)];
+        out.push(guarded(vocab, f, c.map(a => atomText(a, n)).join(' && '), (state, tid, obj) => translate(cond, stateCtx(vocab, tid, state, obj)), maps, what(f)));
     }
     return out;
 }

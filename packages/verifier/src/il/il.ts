@@ -46,8 +46,24 @@ export interface CallFrame {
 
 export type CheckCode = 'race' | 'assert' | 'null' | 'bounds' | 'div-zero' | 'invariant' | 'env' | 'abstraction' | 'loop-invariant';
 
+/**
+ * An obligation of an inferred annotation (infer/): the inferred guard of
+ * `field` (at a write `site`, one `atom` of what the thread was inferred to
+ * know there), or the inferred environment clause about `field`. When it
+ * fails, the inference is told and weakens that annotation.
+ */
+export interface InferredRef {
+    kind: 'guard' | 'environment' | 'invariant';
+    /** The field (guards, monotone flags) or the candidate's key (invariants, monotone counters). */
+    field: string;
+    site?: string;
+    atom?: string;
+}
+
 /** A check of the program (implicit or written), before it becomes a VC assertion. */
 export interface CheckInfo {
+    /** An obligation of an inferred annotation (not the program's: the inference is refuted when it fails). */
+    inferred?: InferredRef;
     code: CheckCode;
     range: Range;
     message: string;
@@ -61,6 +77,8 @@ export interface CheckInfo {
     changes?: Array<{ name: string; before: Term; after: Term; range: Range }>;
     /** The annotation it comes from, for related information. */
     related?: { range: Range; message: string };
+    /** More related locations (the writes a race's message names). */
+    also?: Array<{ range: Range; message: string }>;
     /** A method that may return before all steps of its abstraction: the steps, to suggest a `witness step` for the missing one. */
     missingStep?: { steps: Array<{ text: string; changesNothing: boolean }> };
 }

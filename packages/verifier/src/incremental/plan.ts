@@ -123,7 +123,7 @@ function fieldSummary(f: FieldModel, ctx: ProgramContext) {
     return {
         id: f.id, type: f.type, static: f.isStatic, volatile: f.isVolatile, final: f.isFinal, ghost: f.isGhost,
         init: f.init ? f.init.kind : undefined,
-        guard: g ? (g.inferred ? `inferred ${g.inferred.text}` : g.clauses.map(c => ({ text: c.text, range: c.range }))) : undefined,
+        guard: g ? (g.inferred ? `inferred ${g.inferred.text}` : g.clauses.map(c => ({ text: c.text, range: c.range, inferred: c.inferred?.sites.map(s => ({ range: s.range, threads: s.threads, atoms: s.atoms.map(a => a.key) })) }))) : undefined,
     };
 }
 

@@ -54,6 +54,29 @@ interface State {
     fresh: Set<string>;
     /** Boolean locals equal to a condition (`done = cas(m, 0, tid)`). */
     conds: Map<string, BoolVal>;
+    /** Locals holding a value read from a shared location (then, not necessarily now), with when it was read. */
+    prov: Map<string, Provenance>;
+    /** Locals assigned a side-effect-free expression (`s = p.x + p.y`), for lifting assertions. */
+    defs: Map<string, Expr>;
+}
+
+export interface Provenance { path: Path; seq: number }
+
+/** An assertion of the code, with where the values it tests come from: invariant candidates (infer.ts). */
+export interface AssertionSite {
+    expr: Expr;
+    range: Range;
+    /** Locals → the shared location each was read from. */
+    prov: Map<string, Provenance>;
+    /** Locals → the side-effect-free expression they were assigned. */
+    defs: Map<string, Expr>;
+    /** Reference parameters of inlined calls → the caller's paths. */
+    vars: Map<string, Path>;
+    thisPath?: Path;
+    /** Facts about tested fields at the assertion (for conditional candidates). */
+    atoms: Atom[];
+    /** An implicit check of the code (an index in bounds), not a written assertion. */
+    implicit?: boolean;
 }
 
 interface Frame {
@@ -62,6 +85,8 @@ interface Frame {
     vars: Map<string, Path>;
     returns: State[];
     returnVals: BoolVal[];
+    /** Where each returned value was read from (undefined: not a read). */
+    returnFrom: Array<Provenance | undefined>;
     loops: Array<{ breaks: State[] }>;
     depth: number;
     method?: MethodModel;
@@ -87,9 +112,14 @@ export class FactAnalysis {
      * a guard.
      */
     readonly tested = new Set<string>();
+    /** The assertions met, for invariant candidates. */
+    readonly assertions: AssertionSite[] = [];
+    private seq = 0;
     /** Atoms never to use at a site (the checker refuted them there): site key → atom keys. */
     private readonly excluded: Map<string, Set<string>>;
     private runner: Runner = {};
+    /** Whether assertions are collected (not while analysing a method checked against its abstraction twice). */
+    private recording = true;
     private readonly distinctRoots = new Set<string>();
     private inAtomic = false;
 
@@ -129,7 +159,7 @@ export class FactAnalysis {
     // ------------------------------------------------------------ states
 
     private emptyState(): State {
-        return { dead: false, atoms: new Map(), fresh: new Set(), conds: new Map() };
+        return { dead: false, atoms: new Map(), fresh: new Set(), conds: new Map(), prov: new Map(), defs: new Map() };
     }
 
     /** The facts of Init: the initial values of globals and static fields (what their initializers store, when constant). */
@@ -146,7 +176,7 @@ export class FactAnalysis {
     }
 
     private copy(st: State): State {
-        return { dead: st.dead, atoms: new Map(st.atoms), fresh: new Set(st.fresh), conds: new Map(st.conds) };
+        return { dead: st.dead, atoms: new Map(st.atoms), fresh: new Set(st.fresh), conds: new Map(st.conds), prov: new Map(st.prov), defs: new Map(st.defs) };
     }
 
     /** The join of states (must-facts: what all of them know). */
@@ -161,6 +191,11 @@ export class FactAnalysis {
                 const o = s.conds.get(v);
                 if (!o || boolKey(o) !== boolKey(c)) out.conds.delete(v);
             }
+            for (const [v, c] of [...out.prov]) {
+                const o = s.prov.get(v);
+                if (!o || o.seq !== c.seq || pathKey(o.path) !== pathKey(c.path)) out.prov.delete(v);
+            }
+            for (const [v, e] of [...out.defs]) if (s.defs.get(v) !== e) out.defs.delete(v);
         }
         return out;
     }
@@ -170,6 +205,8 @@ export class FactAnalysis {
         to.atoms = from.atoms;
         to.fresh = from.fresh;
         to.conds = from.conds;
+        to.prov = from.prov;
+        to.defs = from.defs;
     }
 
     private add(st: State, a: Atom): void {
@@ -298,7 +335,7 @@ export class FactAnalysis {
     // ------------------------------------------------------------ statements
 
     private frame(thisPath: Path | undefined, method: MethodModel | undefined, depth = 0): Frame {
-        return { thisPath, vars: new Map(), returns: [], returnVals: [], loops: [], depth, method };
+        return { thisPath, vars: new Map(), returns: [], returnVals: [], returnFrom: [], loops: [], depth, method };
     }
 
     private stmts(stmts: Stmt[], st: State, fr: Frame): void {
@@ -314,6 +351,7 @@ export class FactAnalysis {
             case 'local': {
                 const v = s.init ? this.expr(s.init, st, fr) : {};
                 this.setLocal(st, s.decl.id, v);
+                if (s.init && pure(s.init)) st.defs.set(s.decl.id, s.init);
                 return;
             }
             case 'assign': this.assignStmt(s, st, fr); return;
@@ -334,6 +372,7 @@ export class FactAnalysis {
                 const v = s.value ? this.expr(s.value, st, fr) : {};
                 fr.returns.push(this.copy(st));
                 fr.returnVals.push(v.cond ?? { t: [], f: [] });
+                fr.returnFrom.push(v.read ? { path: v.read, seq: ++this.seq } : v.local ? st.prov.get(v.local) : undefined);
                 st.dead = true;
                 return;
             }
@@ -358,7 +397,14 @@ export class FactAnalysis {
                 return;
             }
             case 'assume': this.assume(st, this.condOf(s.cond, st, fr, true)); return;
-            case 'assert': return;
+            case 'assert': {
+                if (!this.recording) return;
+                this.assertions.push({
+                    expr: s.cond, range: s.range, prov: new Map(st.prov), defs: new Map(st.defs), vars: new Map(fr.vars), thisPath: fr.thisPath,
+                    atoms: [...st.atoms.values()].filter(a => a.k !== 'alias'),
+                });
+                return;
+            }
             case 'set': {
                 const target = this.pathOf(s.target, fr);
                 const field = target ? pathField(target) : undefined;
@@ -368,6 +414,18 @@ export class FactAnalysis {
             }
             case 'witness': return;
         }
+    }
+
+    /** An index the code must keep in bounds: `0 <= i && i < a.length`, a candidate like an assertion. */
+    private boundsSite(array: Expr, index: Expr, range: Range, st: State, fr: Frame): void {
+        if (!this.recording || st.dead) return;
+        const BOOL = { kind: 'boolean' } as const, INT = { kind: 'int' } as const;
+        const cond: Expr = {
+            kind: 'binary', op: '&&', type: BOOL, range,
+            left: { kind: 'binary', op: '>=', left: index, right: { kind: 'int', value: '0', type: INT, range }, type: BOOL, range },
+            right: { kind: 'binary', op: '<', left: index, right: { kind: 'length', array, type: INT, range }, type: BOOL, range },
+        };
+        this.assertions.push({ expr: cond, range, prov: new Map(st.prov), defs: new Map(st.defs), vars: new Map(fr.vars), thisPath: fr.thisPath, atoms: [], implicit: true });
     }
 
     private withMonitor(o: Path, st: State, body: () => void): void {
@@ -386,11 +444,13 @@ export class FactAnalysis {
             fr.vars.delete(t.id);
             const v = s.op === '=' ? this.expr(s.value!, st, fr) : (s.value && this.expr(s.value, st, fr), {});
             this.setLocal(st, t.id, v);
+            if (s.op === '=' && pure(s.value!) && !mentionsVar(s.value!, t.id)) st.defs.set(t.id, s.value!);
             return;
         }
         if (t.kind === 'index') {
             this.expr(t.array, st, fr);
             this.expr(t.index, st, fr);
+            this.boundsSite(t.array, t.index, t.range, st, fr);
             if (s.op !== '=') this.environment(st);
             if (s.value) this.expr(s.value, st, fr);
             this.environment(st);
@@ -414,6 +474,12 @@ export class FactAnalysis {
         for (const [k, a] of st.atoms) if (a.k === 'alias' && a.local === id) st.atoms.delete(k);
         st.conds.delete(id);
         st.fresh.delete(id);
+        st.prov.delete(id);
+        st.defs.delete(id);
+        for (const [k, e] of [...st.defs]) if (mentionsVar(e, id)) st.defs.delete(k);
+        if (v.read) st.prov.set(id, { path: v.read, seq: ++this.seq });
+        else if (v.from) st.prov.set(id, v.from);
+        else if (v.local && st.prov.has(v.local)) st.prov.set(id, st.prov.get(v.local)!);
         if (v.cond) st.conds.set(id, v.cond);
         if (v.read) this.add(st, { k: 'alias', loc: v.read, local: id });
         if (v.fresh) { st.fresh.delete(v.fresh); st.fresh.add(id); }
@@ -546,7 +612,7 @@ export class FactAnalysis {
             }
             case 'holder': this.expr(e.receiver, st, fr); return {};
             case 'length': this.expr(e.array, st, fr); return {};
-            case 'index': this.expr(e.array, st, fr); this.expr(e.index, st, fr); this.environment(st); return {};
+            case 'index': this.expr(e.array, st, fr); this.expr(e.index, st, fr); this.environment(st); this.boundsSite(e.array, e.index, e.range, st, fr); return {};
             case 'unary': {
                 const v = this.expr(e.operand, st, fr);
                 if (e.op === '!' && v.cond) return { cond: { t: v.cond.f, f: v.cond.t } };
@@ -660,6 +726,8 @@ export class FactAnalysis {
             if (!a) return;
             if (a.path && (p.type.kind === 'class' || p.type.kind === 'array')) inner.vars.set(p.id, a.path);
             else if (a.val.cond) st.conds.set(p.id, a.val.cond);
+            const from = a.val.read ? { path: a.val.read, seq: ++this.seq } : a.val.local ? st.prov.get(a.val.local) : undefined;
+            if (from) st.prov.set(p.id, from); else st.prov.delete(p.id);
         });
         const body = () => this.stmts(m.body, st, inner);
         if (m.isSynchronized && recvPath) this.withMonitor(recvPath, st, body);
@@ -667,7 +735,9 @@ export class FactAnalysis {
         const joined = this.join([st, ...inner.returns]);
         this.assign(st, joined);
         if (inner.returnVals.length === 0) return {};
-        return { cond: { t: inner.returnVals.map(v => v.t).reduce(intersect), f: inner.returnVals.map(v => v.f).reduce(intersect) } };
+        const froms = inner.returnFrom;
+        const from = froms.length > 0 && froms.every(f => f && pathKey(f.path) === pathKey(froms[0]!.path)) ? froms[froms.length - 1] : undefined;
+        return { cond: { t: inner.returnVals.map(v => v.t).reduce(intersect), f: inner.returnVals.map(v => v.f).reduce(intersect) }, ...(from ? { from } : {}) };
     }
 
     /** A call replaced by its abstraction: its steps write their frames and establish what their actions say of the post-state. */
@@ -721,6 +791,8 @@ interface ExprVal {
     cond?: BoolVal;
     /** A local referencing a private object. */
     fresh?: string;
+    /** The value was read from a shared location (e.g. the result of an inlined getter). */
+    from?: Provenance;
     newObject?: boolean;
 }
 
@@ -729,6 +801,22 @@ function valueOf(v: ExprVal): { c?: Const; tid?: boolean; local?: string } | und
     if (v.tid) return { tid: true };
     if (v.local) return { local: v.local };
     return undefined;
+}
+
+/** Without effects: values, locals, reads and operators (what an assertion can be lifted through). */
+function pure(e: Expr): boolean {
+    switch (e.kind) {
+        case 'int': case 'bool': case 'null': case 'var': case 'global': case 'this': return true;
+        case 'field': return pure(e.receiver);
+        case 'unary': return pure(e.operand);
+        case 'binary': return pure(e.left) && pure(e.right);
+        default: return false;
+    }
+}
+
+function mentionsVar(e: Expr, id: string): boolean {
+    if (e.kind === 'var') return e.id === id;
+    return children(e).some(c => mentionsVar(c, id));
 }
 
 function valueKey(v: Const | 'tid'): string {

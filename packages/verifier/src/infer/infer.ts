@@ -4,7 +4,8 @@ import { callersOf, fieldWriters, initializationWrites } from '../analysis/reach
 import {
     atomExpr, atomKey, atomPath, atomText, constKey, disjunctKey, pathExpr, pathField, pathText, type Const, guardExpr, guardText, simplify, type Atom, type Disjunct, type Namer, type Path,
 } from './atoms.js';
-import { annotationCond, FactAnalysis, siteKey, type WriteModel, type WriteSite } from './facts.js';
+import { annotationCond, FactAnalysis, siteKey, type AssertionSite, type WriteModel, type WriteSite } from './facts.js';
+import { assertionCandidates } from './invariants.js';
 
 /**
  * Inferred protection (issue 13; TAR's havoc maps as `writable_if` guards):
@@ -33,8 +34,8 @@ export interface InferredGuard {
 
 /** An inferred annotation, as the user would write it. */
 export interface InferredAnnotation {
-    kind: 'writable_if' | 'environment';
-    /** The field it protects. */
+    kind: 'writable_if' | 'environment' | 'invariant';
+    /** The field it protects (or is about). */
     field: string;
     text: string;
     /** Where it would be written: directly above the field's declaration. */
@@ -79,13 +80,16 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
     const kept = environmentFrames(program);
     const userGuard = new Map<string, Disjunct[] | 'any'>();
     for (const f of fields.values()) if (f.writableIf.length > 0) userGuard.set(f.id, userDisjuncts(f.writableIf));
+    // (an array-typed field that owns its arrays is a candidate even when it is itself never
+    // written: its guard protects the elements, language.md §6)
     const candidates = [...fields.values()].filter(f =>
-        f.writableIf.length === 0 && !stable.has(f.id) && !kept.mentioned.has(f.id) && !options.disabled?.has(f.id));
+        f.writableIf.length === 0 && (!stable.has(f.id) || ownership.owners.has(f.id)) && !kept.mentioned.has(f.id) && !options.disabled?.has(f.id));
     const inferred = new Map<string, Disjunct[] | 'any'>(candidates.map(f => [f.id, []]));
     const threadsAlways = new Set<string>();
     const callers = callersOf(program);
 
     let sites = new Map<string, WriteSite>();
+    let assertions: AssertionSite[] = [];
     let monotone = new Map<string, Const>();
     let rounds = 0;
     for (; rounds < MAX_ROUNDS; rounds++) {
@@ -100,6 +104,7 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         };
         const fa = new FactAnalysis(program, model, options.excluded, ownership.owners);
         fa.run(callers);
+        assertions = fa.assertions;
         const before = [...monotone.keys()].join(',');
         monotone = monotoneFields(candidates, fa.sites, fa.tested, options.disabled);
         sites = relevant(fa.sites, fa.tested);
@@ -124,23 +129,26 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
     for (const f of candidates) {
         const g = inferred.get(f.id)!;
         const fieldSites = [...sites.values()].filter(s => s.field === f.id).sort(byPosition);
-        if (g === 'any' || fieldSites.length === 0) {
+        if (g === 'any') {
             if (fieldSites.length > 0) unprotected.set(f.id, fieldSites);
             continue;
         }
+        // written only while its object is private to the writer (or never): no thread writes it once shared
+        if (fieldSites.length === 0 && (stable.has(f.id) || f.isStatic || !f.owner)) continue;
         const n = namer(f.isStatic ? undefined : f.owner);
         const text = guardText(g, n);
-        const origin = originText(fieldSites, n);
+        const origin = fieldSites.length > 0 ? originText(fieldSites, n) : 'inferred: it is only written while its object is private to the writing thread (before it is shared)';
         guards.set(f.id, { field: f, disjuncts: g, text, sites: fieldSites });
         annotations.push({ kind: 'writable_if', field: f.id, text, before: f.range, origin });
         clauses.set(f.id, {
             expr: guardExpr(g, n, f.nameRange), range: f.nameRange, text,
             inferred: {
-                origin,
+                kind: 'writable_if', field: f.id, origin,
                 // what each write must satisfy: its own disjunct, one atom at a time (a refuted atom is blamed on its own)
                 sites: fieldSites.map(s => ({
                     range: s.range,
                     threads: s.threads,
+                    held: siteText(s, n, program),
                     atoms: s.atoms.map(a => ({ key: atomKey(a), text: atomText(a, n), expr: atomExpr(a, n, s.range) })),
                 })),
             },
@@ -162,9 +170,43 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         const self_ = pathText(self, n);
         const text = `${atomText(cond, n)} ==> ${self_}' == ${self_}`;
         annotations.push({ kind: 'environment', field: id, text, before: f.range, origin });
-        envClauses.push({ owner: f.isStatic ? undefined : f.owner, clause: { expr, range: f.nameRange, text, inferred: { origin, sites: [] } } });
+        envClauses.push({ owner: f.owner, clause: { expr, range: f.nameRange, text, inferred: { kind: 'environment', field: id, origin, sites: [] } } });
     }
-    return { program: withClauses(program, clauses, envClauses), guards, annotations, unprotected, rounds: rounds + 1 };
+    // Lock variables: every write stores the writer's own id or a constant that is no thread's id
+    // (0): another thread never makes it this thread's id.
+    for (const f of candidates) {
+        const fieldSites = [...sites.values()].filter(x => x.field === f.id && !x.elements);
+        if (f.type.kind !== 'int' || fieldSites.length === 0 || options.disabled?.has(`env:idv:${f.id}`)) continue;
+        if (!fieldSites.some(x => x.value === 'tid') || !fieldSites.every(x => x.value === 'tid' || (typeof x.value === 'object' && x.value.k === 'int' && x.value.v <= 0n))) continue;
+        const n = namer(f.isStatic ? undefined : f.owner);
+        const self = selfPath(f);
+        const loc = pathExpr(self, n, f.nameRange);
+        const primed = { ...loc, primed: true } as Expr;
+        const tid: Expr = { kind: 'tid', type: { kind: 'int' }, range: f.nameRange };
+        const ne = (x: Expr): Expr => ({ kind: 'binary', op: '!=', left: x, right: tid, type: { kind: 'boolean' }, range: f.nameRange });
+        const expr: Expr = { kind: 'binary', op: '==>', left: ne(loc), right: ne(primed), type: { kind: 'boolean' }, range: f.nameRange };
+        const t = pathText(self, n);
+        const text = `${t} != tid ==> ${t}' != tid`;
+        const origin = `inferred: every write of ${f.name} stores the writing thread's id or 0, so no other thread makes it this thread's id`;
+        annotations.push({ kind: 'environment', field: f.id, text, before: f.range, origin });
+        envClauses.push({ owner: f.owner, clause: { expr, range: f.nameRange, text, inferred: { kind: 'environment', field: `idv:${f.id}`, origin, sites: [] } } });
+    }
+    // invariants (and monotone counters) from the assertions, for the checker to prove or refute
+    const invClauses: Array<{ owner?: string; clause: Clause }> = [];
+    const candidates_ = assertionCandidates(assertions, fields, namer, options.disabled);
+    const keys = new Set(candidates_.map(c => c.key));
+    for (const c of candidates_) {
+        const clause: Clause = { expr: c.expr, range: c.range, text: c.text, inferred: { kind: c.kind, field: c.key, origin: c.origin, sites: [] } };
+        if (c.kind === 'environment') envClauses.push({ owner: c.owner, clause });
+        else invClauses.push({ owner: c.owner, clause });
+        // a conditional one is not shown when the unconditional one holds (it adds nothing)
+        if (c.implies && keys.has(c.implies)) continue;
+        const f = fields.get(c.fields[0]);
+        if (f) annotations.push({ kind: c.kind, field: f.id, text: c.text, before: f.range, origin: c.origin });
+    }
+    const out = withClauses(program, clauses, envClauses, invClauses);
+    const unprotectedFields = [...unprotected].map(([field, ss]) => ({ field, sites: ss.map(x => ({ range: x.range, held: siteText(x, namer(fields.get(field)?.isStatic ? undefined : fields.get(field)?.owner), program) })) }));
+    return { program: unprotectedFields.length > 0 ? { ...out, unprotected: unprotectedFields } : out, guards, annotations, unprotected, rounds: rounds + 1 };
 }
 
 /** A field as a path from `this` (instance fields) or itself (globals, static fields). */
@@ -249,13 +291,19 @@ export function heldText(atoms: Atom[], n: Namer): string {
     return parts.length > 0 ? parts.join(', ') : 'holding nothing';
 }
 
+/** "by T1, holding Mutex.m" */
+function siteText(s: WriteSite, n: Namer, program: ProgramModel): string {
+    const who = s.threads ? s.threads.map(id => program.threads.find(t => t.id === id)?.name ?? String(id)).join(' or ') : undefined;
+    return `${who ? `by ${who}, ` : ''}${heldText(s.atoms, n)}`;
+}
+
 function pathName(p: Path, n: Namer): string {
     return atomText({ k: 'held', obj: p }, n).replace(/\.holder == tid$/, '');
 }
 
 /** The program with inferred guards as the fields' `writable_if` clauses, and inferred `environment` clauses. */
-function withClauses(program: ProgramModel, clauses: Map<string, Clause>, env: Array<{ owner?: string; clause: Clause }>): ProgramModel {
-    if (clauses.size === 0 && env.length === 0) return program;
+function withClauses(program: ProgramModel, clauses: Map<string, Clause>, env: Array<{ owner?: string; clause: Clause }>, inv: Array<{ owner?: string; clause: Clause }>): ProgramModel {
+    if (clauses.size === 0 && env.length === 0 && inv.length === 0) return program;
     const field = (f: FieldModel): FieldModel => {
         const c = clauses.get(f.id);
         return c ? { ...f, writableIf: [c] } : f;
@@ -264,9 +312,11 @@ function withClauses(program: ProgramModel, clauses: Map<string, Clause>, env: A
         ...program,
         globals: program.globals.map(field),
         environments: [...program.environments, ...env.filter(e => !e.owner).map(e => e.clause)],
+        invariants: [...program.invariants, ...inv.filter(e => !e.owner).map(e => e.clause)],
         classes: program.classes.map(c => ({
             ...c, fields: c.fields.map(field),
             environments: [...c.environments, ...env.filter(e => e.owner === c.name).map(e => e.clause)],
+            invariants: [...c.invariants, ...inv.filter(e => e.owner === c.name).map(e => e.clause)],
         })),
     };
 }

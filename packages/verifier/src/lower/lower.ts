@@ -906,7 +906,7 @@ export class Lowerer {
             for (const inv of this.invariants) {
                 out.push({
                     k: 'checkState', cond: inv.term,
-                    check: { ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}', which may not hold yet during the initializers`, frame), related: related(inv) },
+                    check: { ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}', which may not hold yet during the initializers`, frame), related: related(inv), ...inferredInvariant(inv) },
                 });
             }
             return out;
@@ -939,7 +939,7 @@ export class Lowerer {
                 k: 'checkState', cond,
                 check: {
                     ...this.check('invariant', range, `'${m.name}' assumes the invariant '${inv.text}' of its receiver and arguments, which may not hold here for an object still private to this thread`, frame),
-                    related: related(inv),
+                    related: related(inv), ...inferredInvariant(inv),
                 },
             });
         }
@@ -1102,4 +1102,9 @@ export function defaultValue(t: Type): Term {
         case 'boolean': return T.FALSE;
         default: return T.NULL;
     }
+}
+
+/** An inferred invariant's obligation (infer/): its failure refutes the inference, it is not the program's. */
+function inferredInvariant(inv: Invariant): Pick<CheckInfo, 'inferred'> {
+    return inv.clause.inferred ? { inferred: { kind: 'invariant', field: inv.clause.inferred.field } } : {};
 }

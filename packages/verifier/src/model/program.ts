@@ -35,6 +35,8 @@ export interface ProgramModel {
     invariants: Clause[];
     /** Top-level `environment` clauses. */
     environments: Clause[];
+    /** Set by the inference (infer/): fields written by threads that share no protection. */
+    unprotected?: UnprotectedField[];
 }
 
 export interface ClassModel {
@@ -58,6 +60,9 @@ export interface Clause {
 
 /** What an inferred `writable_if` rests on: the writes it was inferred from and, per write, what the thread knows there. */
 export interface InferredClause {
+    kind: 'writable_if' | 'environment' | 'invariant';
+    /** The field it is about (for candidates from assertions: the candidate's key). */
+    field: string;
     origin: string;
     sites: Array<{
         range: Range;
@@ -65,7 +70,15 @@ export interface InferredClause {
         threads?: number[];
         /** The facts the write is checked against, one at a time (the guard's disjunct for it). */
         atoms: Array<{ key: string; text: string; expr: Expr }>;
+        /** For messages: who writes there and what it holds ("T1, holding Mutex.m"). */
+        held: string;
     }>;
+}
+
+/** The writes of a field that the inference found no protection for (race messages name them). */
+export interface UnprotectedField {
+    field: string;
+    sites: Array<{ range: Range; held: string }>;
 }
 
 export interface FieldModel {

@@ -111,12 +111,12 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         : value;
     // A racy access is reported once, as race (checking.md): an env or invariant failure of
     // the same step is a consequence of the race and is not repeated.
-    const racyOps = new Set(failures.filter(f => f.obligation.info.code === 'race' && f.obligation.op !== undefined).map(f => f.obligation.op));
+    const racyOps = new Set(failures.filter(f => f.obligation.info.code === 'race' && !f.obligation.info.inferred && f.obligation.op !== undefined).map(f => f.obligation.op));
     for (const failure of failures) {
         const f = { ...failure, values: failure.values.map(([n, v]): [string, string] => [n, named(n, v)]) };
         const info = f.obligation.info;
         if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.obligation.op)) continue;
-        const related = [...(info.related ? [info.related] : [])];
+        const related = [...(info.related ? [info.related] : []), ...(info.also ?? [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         // the reads another thread's step changed just before (their notes name no line: the location moves with the text)
         for (const c of info.changes ?? []) {
@@ -126,7 +126,7 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         const counterexample = f.values.length + f.notes.length > 0 || hint
             ? { values: f.values.map(([name, value]) => ({ name, value: escapeControl(value) })), notes: f.notes.map(escapeControl), ...(hint ? { hint: escapeControl(hint) } : {}) }
             : undefined;
-        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(oneLine(info.message)), related, ...(counterexample ? { counterexample } : {}) });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(oneLine(info.message)), related, ...(counterexample ? { counterexample } : {}), ...(info.inferred ? { inferred: info.inferred } : {}) });
     }
     return out;
 }
@@ -157,7 +157,8 @@ export function dedupe(ds: VDiagnostic[]): VDiagnostic[] {
     const seen = new Map<string, VDiagnostic>();
     for (const d of ds) {
         const r = d.range;
-        const key = `${r.file}:${r.startLine}:${r.startChar}:${r.endLine}:${r.endChar}:${d.code}`;
+        const inf = d.inferred ? `:${d.inferred.kind}/${d.inferred.field}/${d.inferred.site ?? ''}/${d.inferred.atom ?? ''}` : '';
+        const key = `${r.file}:${r.startLine}:${r.startChar}:${r.endLine}:${r.endChar}:${d.code}${inf}`;
         const prev = seen.get(key);
         if (!prev) seen.set(key, d);
         else {

@@ -1,5 +1,5 @@
 import type { Range } from '../model/program.js';
-import type { CheckCode } from '../il/il.js';
+import type { CheckCode, InferredRef } from '../il/il.js';
 
 // What the verifier returns (pipeline stage 8): findings positioned in the
 // source, with their counterexamples as data; `diagnosticText` writes the text
@@ -19,6 +19,8 @@ export interface VDiagnostic {
      * a hint; `diagnosticText` adds them to the message.
      */
     counterexample?: { values: Array<{ name: string; value: string }>; notes: string[]; hint?: string };
+    /** The failure refutes an inferred annotation (never shown: the inference weakens it and the checks run again). */
+    inferred?: InferredRef;
 }
 
 /** A diagnostic as a user reads it: the message, then the counterexample in brackets, then the hint. */

@@ -9,7 +9,7 @@ import type { Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import type { EnvStep, LoopInv, Obligation, ObligationKind, SCmd, SeqProgram } from './seq.js';
-import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
+import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, stateCtx, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameMaps, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates } from './candidates.js';
@@ -161,6 +161,7 @@ export class Simulator {
                 k: 'assert', cond: c.term, check: this.check({
                     code: 'invariant', range: c.clause.range, chain: [],
                     message: `the initial state (after the field initializers) may not satisfy the invariant '${c.text}'`,
+                    ...inferredOf(c),
                 }),
             });
         }
@@ -665,7 +666,7 @@ export class Simulator {
             if (seen.has(k)) continue;
             seen.add(k);
             if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
-            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op));
+            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op, this.writeCondition(op, locMap(a))));
         }
         return out;
     }
@@ -684,8 +685,11 @@ export class Simulator {
         const via = a.loc.kind === 'elem' ? a.loc.via?.field : undefined;
         const guard = a.field ? this.spec.guards.get(a.field.id) : via ? this.spec.elementGuards.get(via.id) : undefined;
         const notOwned = via ? this.spec.notOwned.get(via.id) : undefined;
+        const field = a.field ?? via;
+        const writes = field ? this.writesOf(field.id, guard) : undefined;
         const why = notOwned ? `no guard protects the elements of ${via!.name}'s arrays, because ${via!.name} does not own them (${notOwned})`
             : !a.field && !via ? 'no environment assumption keeps it stable here'
+                : writes ? `another thread may write it here: ${field!.name} is ${writes.text}`
                 : guard?.inferred ? (guard.inferred.writers.length > 0 ? 'another thread may write it here' : 'it may change here')
                     : guard ? `its writable_if '${clausesText(guard.clauses)}' lets another thread write it here`
                         : `another thread may write it here (${a.field ? 'it has' : `${via!.name} has`} no writable_if and no environment clause protects it)`;
@@ -693,28 +697,51 @@ export class Simulator {
             code: 'race', range: a.range, chain: op.chain,
             message: `${what} of ${a.text} may race: ${why}`,
             show: [[a.text, loc]],
-            related: guard && !guard.inferred && guard.clauses[0] ? { range: guard.clauses[0].range, message: `writable_if of ${guard.field.id}` } : undefined,
+            related: guard && !guard.inferred && guard.clauses[0] && !guard.clauses[0].inferred ? { range: guard.clauses[0].range, message: `writable_if of ${guard.field.id}` } : undefined,
+            ...(writes ? { also: writes.related } : {}),
         };
         return [{ k: 'probe', name: probe, step }, { k: 'assert', cond: T.implies(residual, stable), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
     }
 
+    /**
+     * The writes of a field whose protection the inference inferred (or found
+     * none for), for a race's message: "written at line 23 by T1, holding
+     * nothing and at line 29 by T2, holding Mutex.m: no common protection".
+     */
+    private writesOf(field: string, guard: Guard | undefined): { text: string; related: Array<{ range: Range; message: string }> } | undefined {
+        const inf = guard?.clauses[0]?.inferred;
+        const sites = inf ? inf.sites : this.spec.vocab.program.unprotected?.find(u => u.field === field)?.sites;
+        if (!sites || sites.length === 0) return undefined;
+        const shown = sites.slice(0, 4);
+        const parts = shown.map(s => `at line ${s.range.startLine + 1} ${s.held}`);
+        const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+        const more = sites.length > shown.length ? ` (and ${sites.length - shown.length} more)` : '';
+        const common = inf ? '' : ': no common protection';
+        return {
+            text: `written ${list}${more}${common}`,
+            related: shown.map(s => ({ range: s.range, message: `written here, ${s.held}` })),
+        };
+    }
+
     /** A write must satisfy the field's writable_if (unless the object is private to this thread). */
-    private writable(a: Access, op: AtomicOp): SCmd[] {
+    private writable(a: Access, op: AtomicOp, writes: Term): SCmd[] {
         const vocab = this.spec.vocab;
         const tid = this.spec.tid;
         const loc = a.loc;
         let cond: Term | undefined;
         let text = '';
         let related: CheckInfo['related'];
-        const privateObj = (o: Term) => vocab.has(ALLOC) ? T.and(allocated(o), T.eq(ownerOf(o), tid)) : T.FALSE;
+        // a step that may not write (a failing cas, an atomic block's branch) need not satisfy the guard when it does not
+        const privateObj = (o: Term) => T.or(T.not(writes), vocab.has(ALLOC) ? T.and(allocated(o), T.eq(ownerOf(o), tid)) : T.FALSE);
         if ((loc.kind === 'global' || loc.kind === 'field') && a.field) {
             const g = this.spec.guards.get(a.field.id);
             if (!g) return [];
+            const obj = loc.kind === 'field' ? loc.obj : undefined;
+            if (g.clauses[0]?.inferred) return this.inferredGuard(g, a, op, obj, obj ? privateObj(obj) : T.not(writes));
             text = g.inferred ? g.inferred.text : clausesText(g.clauses);
             if (!g.inferred) related = { range: g.clauses[0].range, message: `writable_if of ${a.field.id}` };
-            const obj = loc.kind === 'field' ? loc.obj : undefined;
             const p = guardTerm(vocab, g, undefined, tid, obj);
-            cond = obj ? T.or(privateObj(obj), p) : p;
+            cond = obj ? T.or(privateObj(obj), p) : T.or(T.not(writes), p);
         } else if (loc.kind === 'elem') {
             // The elements of an owned array are protected by the guard of the field that owns it, at
             // the object the array was read from; an array reached through a local, by the guard of
@@ -725,6 +752,7 @@ export class Simulator {
             const texts: string[] = [];
             const via = loc.via ? this.spec.elementGuards.get(loc.via.field.id) : undefined;
             if (loc.via && via) {
+                if (via.clauses[0]?.inferred) return this.inferredGuard(via, a, op, loc.via.obj, privateObj(loc.arr));
                 parts.push(guardTerm(vocab, via, undefined, tid, loc.via.obj));
                 texts.push(via.inferred ? via.inferred.text : clausesText(via.clauses));
                 if (!via.inferred) related = { range: via.clauses[0].range, message: `writable_if of ${loc.via.field.id}` };
@@ -758,8 +786,91 @@ export class Simulator {
             cond = T.or(privateObj(loc.arr), T.and(...parts));
         }
         if (!cond) return [];
-        const info: CheckInfo = { code: 'race', range: a.range, chain: op.chain, related, message: `write of ${a.text} violates its writable_if '${text}'`, show: [['tid', tid]] };
+        const inferredRef = [...this.spec.elementGuards.values()].find(g => g.clauses[0]?.inferred && loc.kind === 'elem' && !loc.via && elemsVar(sortOfType((g.field.type as { element: Type }).element)) === loc.map);
+        const info: CheckInfo = {
+            code: 'race', range: a.range, chain: op.chain, related, message: `write of ${a.text} violates its writable_if '${text}'`, show: [['tid', tid]],
+            ...(inferredRef ? { inferred: { kind: 'guard' as const, field: inferredRef.field.id } } : {}),
+        };
         return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }, cond) }];
+    }
+
+    /**
+     * When an operation stores into `map`, as a condition on the state before
+     * it (a cas writes when the location holds the expected value; an atomic
+     * block, on the paths that reach the store). True when it cannot tell (a
+     * condition that reads what the operation itself wrote before).
+     */
+    private writeCondition(op: AtomicOp, map: string): Term {
+        const defs = new Map<string, Term>();
+        const tainted = new Set<string>();
+        let stored = false;
+        let unknown = false;
+        const value = (t: Term): Term | undefined => {
+            if ([...T.freeVars(t)].some(v => tainted.has(v)) || (stored && T.readsOf(t).length > 0)) return undefined;
+            return T.substitute(t, defs);
+        };
+        const walk = (cmds: OpCmd[], pc: Term): Term[] => {
+            const out: Term[] = [];
+            for (const c of cmds) {
+                switch (c.k) {
+                    case 'local': {
+                        const v = value(c.value);
+                        if (v) defs.set(c.var, v); else tainted.add(c.var);
+                        break;
+                    }
+                    case 'havocLocal': for (const v of c.vars) tainted.add(v); break;
+                    case 'assume': { const v = value(c.cond); if (v) pc = T.and(pc, v); break; }
+                    case 'assert': break;
+                    case 'store': case 'update': case 'havocMap':
+                        if (c.map === map) out.push(pc);
+                        stored = true;
+                        break;
+                    case 'if': {
+                        const v = value(c.cond);
+                        if (!v) { unknown = true; return out; }
+                        append(out, walk(c.then, T.and(pc, v)));
+                        append(out, walk(c.else, T.and(pc, T.not(v))));
+                        break;
+                    }
+                }
+            }
+            return out;
+        };
+        let lead = op.blocking;
+        while (lead < op.body.length && op.body[lead].k === 'assert') lead++;
+        const paths = walk(op.body.slice(lead), T.TRUE);
+        return unknown || paths.length === 0 ? T.TRUE : T.or(...paths);
+    }
+
+    /**
+     * The guarantee of an inferred guard at a write: what the inference says
+     * the thread knows there (the guard's disjunct for this write), one fact
+     * at a time, so that a fact that does not hold is the one the inference
+     * drops. Together they imply the guard. A write the inference did not see
+     * is checked against the whole guard.
+     */
+    private inferredGuard(g: Guard, a: Access, op: AtomicOp, obj: Term | undefined, priv: Term): SCmd[] {
+        const inf = g.clauses[0].inferred!;
+        const tid = this.spec.tid;
+        const key = `${a.range.file}:${a.range.startLine}:${a.range.startChar}`;
+        const site = inf.sites.find(x => `${x.range.file}:${x.range.startLine}:${x.range.startChar}` === key);
+        const text = clausesText(g.clauses);
+        const parts: Array<{ cond: Term; atom?: string; what: string }> = [];
+        if (!site) parts.push({ cond: guardTerm(this.spec.vocab, g, undefined, tid, obj), what: text });
+        else {
+            if (site.threads) parts.push({ cond: T.or(...site.threads.map(t => T.eq(tid, T.int(t)))), what: 'the writing thread' });
+            const ctx = stateCtx(this.spec.vocab, tid, undefined, obj);
+            for (const x of site.atoms) parts.push({ cond: translate(x.expr, ctx), atom: x.key, what: x.text });
+        }
+        return parts.map(p => {
+            const cond = T.or(priv, p.cond);
+            const info: CheckInfo = {
+                code: 'race', range: a.range, chain: op.chain, show: [['tid', tid]],
+                message: `write of ${a.text} may not satisfy its inferred writable_if '${text}' ('${p.what}' may not hold here)`,
+                inferred: { kind: 'guard', field: inf.field, site: site ? key : undefined, atom: p.atom },
+            };
+            return { k: 'assert' as const, cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }, cond) };
+        });
     }
 
     /** The guarantee: every step satisfies the other threads' environment assumptions and preserves I. */
@@ -785,7 +896,8 @@ export class Simulator {
                 k: 'assert', cond, check: this.check({
                     code: 'env', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may violate another thread's environment assumption '${c.text}'`,
-                    related: c.clause ? { range: c.clause.range, message: c.origin } : undefined, show,
+                    related: c.clause && !c.clause.inferred ? { range: c.clause.range, message: c.origin } : undefined, show,
+                    ...(c.clause?.inferred ? { inferred: { kind: 'environment' as const, field: c.clause.inferred.field } } : {}),
                 }, 'program', { op: op.id }, atWrittenObjects(rel, writes)),
             });
         }
@@ -811,7 +923,8 @@ export class Simulator {
                 k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
-                    related: { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
+                    related: c.clause.inferred ? undefined : { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
+                    ...inferredOf(c),
                 }, 'program', { op: op.id }, atWrittenObjects(preserves(c.term, pre), writes)),
             });
         }
@@ -1185,7 +1298,13 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
     const freshLocals = new Set<string>();
     let pub = false;
     let hasOps = false;
-    const labels = new Map<string, boolean>();
+    /**
+     * From a point of the body: whether falling off it comes back to the head, and the boolean
+     * locals whose value is the same on every path that does (a cas loop comes back only when
+     * its cas failed: its write is on no such path).
+     */
+    interface Flow { reaches: boolean; known: Map<string, boolean> }
+    const labels = new Map<string, Flow>();
     const walkOp = (cs: OpCmd[]) => {
         for (const c of cs) {
             if (c.k === 'local') assignedLocals.add(c.var);
@@ -1193,42 +1312,73 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
             else if (c.k === 'if') { walkOp(c.then); walkOp(c.else); }
         }
     };
-    const op = (o: AtomicOp, reaches: boolean) => {
+    const contradicts = (when: Term, known: Map<string, boolean>): boolean => {
+        const lits = when.t === 'app' && when.fn === 'and' ? when.args : [when];
+        return lits.some(l => {
+            const [v, val] = l.t === 'var' ? [l.name, true] : l.t === 'app' && l.fn === 'not' && l.args[0].t === 'var' ? [l.args[0].name, false] : [undefined, false];
+            return v !== undefined && known.has(v) && known.get(v) !== val;
+        });
+    };
+    const op = (o: AtomicOp, f: Flow) => {
         hasOps = true;
         walkOp(o.body);
-        if (!reaches) return;
-        for (const f of o.fresh ?? []) if (f.t === 'var') freshLocals.add(f.name);
+        if (!f.reaches) return;
+        for (const x of o.fresh ?? []) if (x.t === 'var') freshLocals.add(x.name);
         for (const w of opWrites(o.body)) {
+            if (contradicts(w.when, f.known)) continue; // this write leaves the loop
             if (w.map === OWNER && !w.keys) { pub = true; continue; }
             if (o.kind === 'alloc' && !w.keys) continue; // a new array's elements
             writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined });
         }
     };
-    /** Walks a command list backwards; `next`: whether falling off its end comes back to the head. Returns the same for its start. */
-    const walk = (cs: Cmd[], next: boolean): boolean => {
+    const without = (known: Map<string, boolean>, vars: Iterable<string>) => {
+        const out = new Map(known);
+        for (const v of vars) out.delete(v);
+        return out;
+    };
+    const localsOf = (cs: OpCmd[]): string[] => cs.flatMap(c => c.k === 'local' ? [c.var] : c.k === 'havocLocal' ? c.vars : c.k === 'if' ? [...localsOf(c.then), ...localsOf(c.else)] : []);
+    const literal = (t: Term): [string, boolean] | undefined =>
+        t.t === 'var' ? [t.name, true] : t.t === 'app' && t.fn === 'not' && t.args[0].t === 'var' ? [t.args[0].name, false] : undefined;
+    const NOWHERE: Flow = { reaches: false, known: new Map() };
+    /** Walks a command list backwards from the flow after its end; returns the flow at its start. */
+    const walk = (cs: Cmd[], next: Flow): Flow => {
         let r = next;
         for (let i = cs.length - 1; i >= 0; i--) {
             const c = cs[i];
             switch (c.k) {
-                case 'op': op(c.op, r); break;
-                case 'local': assignedLocals.add(c.var); break;
-                case 'havocLocal': c.vars.forEach(v => assignedLocals.add(v)); break;
-                case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? false; break;
-                case 'if': r = [walk(c.then, r), walk(c.else, r)].some(x => x); break;
+                case 'op': op(c.op, r); r = { reaches: r.reaches, known: without(r.known, localsOf(c.op.body)) }; break;
+                case 'local': assignedLocals.add(c.var); r = { reaches: r.reaches, known: without(r.known, [c.var]) }; break;
+                case 'havocLocal': c.vars.forEach(v => assignedLocals.add(v)); r = { reaches: r.reaches, known: without(r.known, c.vars) }; break;
+                case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? NOWHERE; break;
+                case 'if': {
+                    const t = walk(c.then, r), e = walk(c.else, r);
+                    const lit = literal(c.cond);
+                    const tk = new Map(t.known), ek = new Map(e.known);
+                    if (lit) { tk.set(lit[0], lit[1]); ek.set(lit[0], !lit[1]); }
+                    if (!t.reaches) r = { reaches: e.reaches, known: ek };
+                    else if (!e.reaches) r = { reaches: true, known: tk };
+                    else r = { reaches: true, known: new Map([...tk].filter(([k, v]) => ek.get(k) === v)) };
+                    break;
+                }
                 case 'scope': labels.set(c.label, r); r = walk(c.body, r); break;
                 // An inner loop's body is walked once, as if its end came back to our head: its own
                 // head may be reached again and left by a break, so this over-approximates (walking
                 // it a second time, with the value after the loop, would only confirm a subset of
                 // it, at twice the cost per level of nesting).
-                case 'loop': labels.set(c.label, r); walk(c.body, true); break;
+                case 'loop': labels.set(c.label, { reaches: r.reaches, known: new Map() }); walk(c.body, { reaches: true, known: new Map() }); r = { reaches: r.reaches, known: new Map() }; break;
                 case 'checkState': hasOps = true; break;
                 default: break;
             }
         }
         return r;
     };
-    walk(body, true);
+    walk(body, { reaches: true, known: new Map() });
     return { writes, freshLocals, assignedLocals, publishes: pub, hasOps };
+}
+
+/** An inferred invariant's obligation: refuting it weakens the inference (infer/), it is not the program's failure. */
+function inferredOf(inv: Invariant): Pick<CheckInfo, 'inferred'> {
+    return inv.clause.inferred ? { inferred: { kind: 'invariant', field: inv.clause.inferred.field } } : {};
 }
 
 export { otherMayWrite, wellTyped };

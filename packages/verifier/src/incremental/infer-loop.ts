@@ -1,0 +1,130 @@
+import type { ProgramModel } from '../model/program.js';
+import type { InferredRef } from '../il/il.js';
+import { inferAnnotations, type Inference, type InferOptions } from '../infer/infer.js';
+import { checksOf, programContext } from '../driver/program-context.js';
+import { verifyCheck, uncheckedDiagnostics, oneLine, type VerifyOptions, type VerifyResult } from '../driver/verify.js';
+import type { CheckResult, VDiagnostic } from '../report/result.js';
+import { dedupe } from '../report/findings.js';
+import { planCheck } from './plan.js';
+
+/**
+ * Verification with inferred protection (issue 13): "inference proposes, the
+ * checker disposes". The inference adds the annotations the user left out;
+ * the checks verify the program with them exactly as if they were written.
+ * When a check refutes an inferred annotation (a write where what the thread
+ * was inferred to know does not hold, a step that breaks an inferred
+ * environment clause), the inference drops that fact and runs again, and
+ * only the checks whose fingerprint changed run again (Houdini over the
+ * inferred annotations). Refutations are never shown: when none is left, the
+ * checks' results are the verdict, with every inferred annotation proved.
+ */
+
+export interface InferredVerifyResult extends VerifyResult {
+    inference: Inference;
+    /** Rounds of inference and checking. */
+    rounds: number;
+}
+
+const MAX_ROUNDS = 8;
+
+/** The state the inference keeps between rounds (and, in the server, between edits). */
+export class Refutations {
+    readonly excluded = new Map<string, Set<string>>();
+    readonly disabled = new Set<string>();
+
+    get options(): InferOptions {
+        return { excluded: this.excluded, disabled: this.disabled };
+    }
+
+    /** Take in a check's refutations; whether any was new. */
+    add(refs: InferredRef[], last: boolean): boolean {
+        let changed = false;
+        for (const r of refs) {
+            if (r.kind === 'environment') changed = this.disable(`env:${r.field}`) || changed;
+            else if (r.kind === 'invariant') changed = this.disable(`inv:${r.field}`) || changed;
+            else if (r.site && r.atom && !last) {
+                const set = this.excluded.get(r.site) ?? new Set();
+                if (!set.has(r.atom)) { set.add(r.atom); changed = true; }
+                this.excluded.set(r.site, set);
+            } else changed = this.disable(r.field) || changed;
+        }
+        return changed;
+    }
+
+    private disable(key: string): boolean {
+        if (this.disabled.has(key)) return false;
+        this.disabled.add(key);
+        return true;
+    }
+
+    /** A key of the state (to tell whether anything changed). */
+    key(): string {
+        return `${[...this.disabled].sort().join(',')}|${[...this.excluded].map(([k, v]) => `${k}=${[...v].sort().join('&')}`).sort().join(',')}`;
+    }
+}
+
+/** The refutations a check's result carries. */
+export function refutationsOf(r: CheckResult): InferredRef[] {
+    return r.diagnostics.filter(d => d.inferred).map(d => d.inferred!);
+}
+
+/** Verify a program with inferred protection; `refutations` may come from an earlier run (the server keeps them per program). */
+export async function verifyWithInference(program: ProgramModel, options: VerifyOptions, refutations = new Refutations()): Promise<InferredVerifyResult> {
+    const done = new Map<string, CheckResult>();
+    let inference: Inference;
+    try {
+        inference = inferAnnotations(program, refutations.options);
+    } catch (e) {
+        // the inference is a guess: when it fails, the program is checked as written (and the failure logged)
+        options.log?.(`internal error in the inference for ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+        inference = { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
+    }
+    for (let round = 1; ; round++) {
+        let ctx;
+        try {
+            const fault = options.testFault;
+            if (fault && program.files.some(f => f.includes(fault))) throw new Error(`injected fault (${fault})`);
+            ctx = programContext(inference.program);
+        } catch (e) {
+            options.log?.(`internal error in the program of ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+            const range = program.threads[0]?.nameRange ?? { file: program.files[0] ?? '', startLine: 0, startChar: 0, endLine: 0, endChar: 0 };
+            return { checks: [], diagnostics: [{ range, severity: 'error', code: 'unknown', related: [], message: `this program was not checked: internal error (${oneLine(e)}); please report it` }], inference, rounds: round };
+        }
+        const planOptions = { timeLimitMs: options.timeLimitMs ?? 10_000, resourceLimit: options.resourceLimit };
+        const checks = checksOf(ctx).map(c => ({ check: c, fingerprint: planCheck(ctx, c, planOptions).fingerprint }));
+        const results = await inParallel(checks, options.concurrency ?? 1, async ({ check, fingerprint }) => {
+            const known = done.get(fingerprint);
+            if (known) return known;
+            const r = (await verifyCheck(ctx, check.key, options))!;
+            done.set(fingerprint, r);
+            return r;
+        });
+        const refs = results.flatMap(refutationsOf);
+        // after MAX_ROUNDS, a refuted guard is dropped as a whole (a bounded number of rounds more);
+        // a refutation still there at the end is shown (never hidden)
+        if (refs.length === 0 || round >= MAX_ROUNDS + 4 || !refutations.add(refs, round >= MAX_ROUNDS)) {
+            const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
+            for (const r of results) for (const d of r.diagnostics) diagnostics.push(d);
+            return { checks: results, diagnostics: dedupe(diagnostics), inference, rounds: round };
+        }
+        try {
+            inference = inferAnnotations(program, refutations.options);
+        } catch (e) {
+            options.log?.(`internal error in the inference for ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+            inference = { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
+        }
+    }
+}
+
+async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
+    const out = new Array<B>(items.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < items.length) {
+            const i = next++;
+            out[i] = await f(items[i]);
+        }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+    return out;
+}

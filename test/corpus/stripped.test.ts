@@ -1,0 +1,58 @@
+// Inference acceptance (issue 13): every example and corpus program with its
+// protection annotations deleted (every `writable_if` and `environment`
+// clause) is checked through the real CLI (inference on) and the real Z3.
+// A correct program (no @expect marker) must still verify; a buggy one must
+// still report a bug (inference may remove false alarms, never hide a bug).
+// The exceptions are listed below with the reason (also in the README).
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CLI, EXAMPLES, ROOT } from '../util/paths.js';
+import { markersOf } from './markers.js';
+import { stripProtection } from '../util/strip.js';
+
+const CORPUS = path.join(ROOT, 'test/corpus');
+const JOBS = process.env.CALVIN_TEST_JOBS ?? '2';
+
+/** Programs whose verdict changes without their written protection, and why. */
+export const STRIPPED_EXCEPTIONS: Record<string, string> = {
+    'time_varying_wrong_lock.calvin': 'its bug is a write that breaks the written protocol (x is protected by lock a while b is false); without the protocol every write of x holds lock c, and the program is race-free',
+    'race_writable_if_volatile.calvin': 'its bug is a write of a volatile field that breaks the written protocol; volatile accesses never race, so without the protocol nothing is wrong',
+    'refcount_ok.calvin': 'its protection is written over ghost state (which thread holds a reference): no guard over shared state says it (test/corpus/inferred/refcount_ok is the same idiom)',
+    'rwlock_ok.calvin': 'its protection is written over ghost state (which threads are readers): no guard over shared state says it (test/corpus/inferred/rwlock_ok is the same idiom)',
+    'ticket_lock_ok.calvin': 'the turn belongs to the thread whose local ticket equals the shared counter: a relation between a local and shared state, which no guard over shared state can express',
+};
+
+function programs(): Array<{ name: string; file: string }> {
+    const of = (dir: string) => fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort().map(f => ({ name: f, file: path.join(dir, f) }));
+    return [...of(EXAMPLES), ...of(CORPUS)];
+}
+
+describe('programs without their protection annotations (inference)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-stripped-'));
+    const report = new Map<string, Array<{ line: number; code: string; severity: string }>>();
+    const all = programs();
+    before(() => {
+        for (const p of all) fs.writeFileSync(path.join(dir, p.name), stripProtection(fs.readFileSync(p.file, 'utf8')));
+        const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--jobs', JOBS, dir], { encoding: 'utf8', timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024 });
+        if (r.error) throw r.error;
+        assert.ok(r.status === 0 || r.status === 1, `calvin check exited ${r.status}:\n${r.stderr}`);
+        for (const d of (JSON.parse(r.stdout) as { diagnostics: Array<{ file: string; line: number; code: string; severity: string }> }).diagnostics) {
+            const key = path.basename(d.file);
+            report.set(key, [...(report.get(key) ?? []), d]);
+        }
+    });
+    for (const p of all) {
+        const exception = STRIPPED_EXCEPTIONS[p.name];
+        it(p.name, exception ? { todo: exception } : {}, () => {
+            const text = fs.readFileSync(p.file, 'utf8');
+            const buggy = markersOf(text).expect.size > 0;
+            const errors = (report.get(p.name) ?? []).filter(d => d.severity !== 'info');
+            if (buggy) assert.ok(errors.some(d => d.severity === 'error'), `${p.name}: the bug is no longer reported without the protection annotations`);
+            else assert.deepEqual(errors.map(d => `${d.line}:${d.code}`), [], `${p.name}: false alarms without the protection annotations`);
+        });
+    }
+});
