@@ -100,7 +100,7 @@ function verifierSections(service: VerificationService, uri: string, target: Ast
         const out: string[] = [];
         if (ctx) {
             const f = describeField(ctx, fieldId(target));
-            if (f.inferred && f.guard) out.push(`Inferred protection (no \`writable_if\`; only these threads write it): \`${f.guard.text}\``);
+            if (f.inferred && f.guard) out.push(`**Inferred protection** (no \`writable_if\` is written; Calvin inferred and proved it): \`writable_if ${f.guard.text};\``, `*${f.guard.origin}.* Keep it with the quick fix "Insert inferred annotation".`);
             if (f.clauses.length > 0) out.push('Environment clauses that constrain it:', fence(f.clauses.map(c => `// ${c.origin}\n${c.text.replace(/\s*\n\s*/g, ' ')};`)));
             if (f.writers.length > 0) out.push(`Written by: ${f.writers.join(', ')}.`);
         } else out.push(...unavailable);

@@ -65,7 +65,7 @@ describe('quick fixes lead to correct programs', () => {
     before(async () => {
         const capabilities = defaultCapabilities();
         capabilities.textDocument!.codeAction = { disabledSupport: true, codeActionLiteralSupport: { codeActionKind: { valueSet: ['quickfix', 'refactor.rewrite'] } } };
-        client = await LspClient.start({ capabilities, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        client = await LspClient.start({ capabilities, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false, infer: false } });
     });
     after(async () => {
         await client?.shutdown();
@@ -121,7 +121,7 @@ describe('quick fixes lead to correct programs', () => {
         }
         // the code lens counts what is shown, and says how long the check took
         const lenses = await client.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
-        assert.match(lenses.find(l => l.range.start.line === 21)?.command?.title ?? '', /^✗ 3 problems in \d+ ms$/);
+        assert.match(lenses.find(l => l.range.start.line === 21)?.command?.title ?? '', /^✗ 4 problems in \d+ ms$/);
         // "Show the environment step": Markdown, with the values and the clauses that let the step happen; no prompt
         const actions = await actionsFor(client, uri, assertion);
         const show = actions.find(a => a.title === 'Show the environment step');
@@ -138,7 +138,7 @@ describe('quick fixes lead to correct programs', () => {
     });
 
     it('without disabled code actions, the reason is the title of an action that changes nothing', async () => {
-        const other = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        const other = await LspClient.start({ initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false, infer: false } });
         try {
             const uri = fileUri(path.join(dir, 'unlocked2.calvin'));
             await other.open(uri, fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8'));

@@ -23,7 +23,7 @@ local function main()
     cmd = { os.getenv('CALVIN_NODE'), os.getenv('CALVIN_CLI'), 'lsp' },
     root_dir = os.getenv('CALVIN_ROOT'),
     flags = { debounce_text_changes = 0 },
-    init_options = { verifyOn = 'change', maxWorkers = 1, diskCache = false },
+    init_options = { verifyOn = 'change', maxWorkers = 1, diskCache = false, infer = false },
     handlers = { ['calvin/checkStatus'] = function(_, result) status = result end },
   })
   vim.lsp.buf_attach_client(bufnr, client_id)

@@ -17,6 +17,7 @@ import { calleeOf, ProgramIndex } from './facts.js';
 import { type Field } from './locations.js';
 import { raceFixes, type RaceFix } from './race-fixes.js';
 import { abstractionStub, stubText } from './stub.js';
+import { inferredActions } from './inferred.js';
 
 export class CalvinCodeActionProvider implements CodeActionProvider {
     private readonly documents: LangiumDocuments;
@@ -82,6 +83,11 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
                 }
             }
         }
+        // Inferred annotations: the field's (at its declaration or a race on it), and all of the file's.
+        const inferred = attempt('Insert inferred annotations', () => inferredActions(document, node, params.context.diagnostics,
+            verificationOf(this.services.shared).inferredAnnotations(document.uri.toString()),
+            d => fieldAt(CstUtils.findLeafNodeAtOffset(root, document.textDocument.offsetAt(d.range.start))?.astNode)));
+        if (inferred) actions.push(...inferred);
         // Not tied to a diagnostic: a call to a method without abstraction, or such a method's header.
         if (node) {
             const call = AstUtils.getContainerOfType(node, (n): n is ast.NameExpr | ast.MemberAccess => (ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall);
@@ -90,7 +96,8 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             const m = AstUtils.getContainerOfType(node, ast.isMethodDecl);
             if (m && !hasAbstraction(m) && !inBody(m, offset)) stub(m);
         }
-        return distinct(actions);
+        const only = params.context.only;
+        return distinct(only && only.length > 0 ? actions.filter(a => only.some(k => a.kind === k || a.kind?.startsWith(`${k}.`))) : actions);
     }
 
     private indexFor(document: LangiumDocument): ProgramIndex {

@@ -56,7 +56,8 @@ export function toLsp(d: VDiagnostic): Diagnostic {
 
 /** A check's diagnostics as shown; `data.check` names the check (code actions re-run it). */
 export function shownOf(result: CheckResult): Shown[] {
-    return result.diagnostics.map(d => {
+    // (a refuted inferred annotation is not the program's failure: the inference weakens it and plans again)
+    return result.diagnostics.filter(d => !d.inferred).map(d => {
         const lsp = toLsp(d);
         return { uri: d.range.file, diagnostic: { ...lsp, data: { ...(lsp.data as object | undefined), check: result.key } } };
     });

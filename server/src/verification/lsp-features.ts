@@ -23,7 +23,11 @@ export const COMMANDS = {
 export function lensTitle(c: TrackedCheck, verifyOn: string): string {
     const r = c.result;
     switch (c.state) {
-        case 'verified': return c.cached ? '✓ verified (cached)' : `✓ verified in ${r?.timeMs ?? 0} ms`;
+        case 'verified': {
+            const n = inferredCount(c);
+            const inferred = n > 0 ? `, ${n} inferred` : '';
+            return c.cached ? `✓ verified (cached${inferred})` : `✓ verified in ${r?.timeMs ?? 0} ms${n > 0 ? ` (${n} inferred)` : ''}`;
+        }
         case 'failed': {
             const n = shownProblems(c);
             return `✗ ${n} problem${n === 1 ? '' : 's'} ${c.cached ? '(cached)' : `in ${r?.timeMs ?? 0} ms`}`;
@@ -34,6 +38,13 @@ export function lensTitle(c: TrackedCheck, verifyOn: string): string {
         case 'error': return '⚠ not checked — click to try again';
         case 'stale': return verifyOn === 'save' ? '… changed: checked on save' : verifyOn === 'never' ? '… not checked (calvin.verifyOn is never)' : '… changed, not checked yet';
     }
+}
+
+/** How many of the annotations a check assumed were inferred (its E(p) and I(p)): "✓ verified (3 inferred)". */
+export function inferredCount(c: TrackedCheck): number {
+    const r = c.result;
+    if (!r) return 0;
+    return [...r.environment, ...r.invariant].filter(x => x.origin.startsWith('inferred ')).length;
 }
 
 /** The number of diagnostics a check shows: one per range and code (as the tracker shows them), infos aside. */

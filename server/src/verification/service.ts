@@ -20,8 +20,8 @@ import type { LangiumSharedServices } from 'langium/lsp';
 import { DiagnosticSeverity, type Connection, type Diagnostic, type InitializeParams } from 'vscode-languageserver';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
-    CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, planChecks, programContext, ResultCache, storedResultFits, uncheckedDiagnostics, userCacheKey,
-    type CheckPlan, type ProgramContext, type ProgramModel,
+    CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, ResultCache,
+    storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel,
 } from '@calvin/verifier';
 import { diff } from './positions.js';
 import { clampTimeLimit, DEFAULT_SETTINGS, validateSettings, type VerificationSettings } from './settings.js';
@@ -134,6 +134,7 @@ export class VerificationService {
             if (JSON.stringify(this.settings) === JSON.stringify(before)) return;
             if (this.settings.maxWorkers !== before.maxWorkers) this.scheduler.resize(this.workerCount());
             if (this.settings.diskCache !== before.diskCache) this.resetCache();
+            if (this.settings.infer !== before.infer) this.contexts.clear();
             // the time limit is part of every fingerprint: plan again
             if (this.settings.verifyOn === 'change') this.scheduler.schedule(this.tracker.allPrograms().flatMap(p => p.uris));
         });
@@ -212,7 +213,9 @@ export class VerificationService {
             entry = { roots, reason: 'the program has errors; fix them to see what the checker assumes' };
         } else {
             try {
-                entry = { roots, ctx: programContext(toProgramModel(group, this.languageServices().types.TypeSystem)) };
+                const model = toProgramModel(group, this.languageServices().types.TypeSystem);
+                const tracked = this.tracker.programOf(uri);
+                entry = { roots, ctx: programContext(this.withInference(model, tracked?.refutations, tracked).program) };
             } catch (e) {
                 entry = { roots, reason: `internal error: ${(e as Error)?.message ?? e}` };
             }
@@ -221,6 +224,11 @@ export class VerificationService {
         // (the contexts of groupings of documents that no longer exist go)
         for (const k of this.contexts.keys()) if (k !== id && !k.split('\n').every(u => this.documentOf(u))) this.contexts.delete(k);
         return entry;
+    }
+
+    /** The annotations Calvin inferred for a document's program (the last plan's; none with calvin.infer off). */
+    inferredAnnotations(uri: string): InferredAnnotation[] {
+        return this.tracker.programOf(uri)?.inference?.annotations ?? [];
     }
 
     /** The verification diagnostics shown in a document at a position. */
@@ -347,11 +355,12 @@ export class VerificationService {
         }
     }
 
-    private planGroup(group: LangiumDocument[]): void {
+    /** Plan a program's checks; `again`: planned again after the checker refuted inferred annotations (it runs as the first plan did). */
+    private planGroup(group: LangiumDocument[], again?: { run: boolean }): void {
         const { program, cancel } = this.tracker.enter(group.map(d => d.uri.toString()));
         this.scheduler.cancel(cancel);
         const uris = program.uris;
-        const run = this.settings.verifyOn === 'change' || uris.some(u => this.saved.has(u));
+        const run = again?.run ?? (this.settings.verifyOn === 'change' || uris.some(u => this.saved.has(u)));
         if (this.settings.verifyOn === 'save') uris.forEach(u => this.saved.delete(u));
         program.frontEndErrors = group.some(d => (d.diagnostics ?? []).some(x => (x.severity ?? 1) === 1));
         if (program.frontEndErrors) {
@@ -372,6 +381,11 @@ export class VerificationService {
         let model: ProgramModel;
         try {
             model = toProgramModel(group, this.languageServices().types.TypeSystem);
+            // what the checker refuted of the inference holds until the program's text changes
+            if (program.refutationsAt !== program.edits) { program.refutations = new Refutations(); program.refutationsAt = program.edits; }
+            const inference = this.withInference(model, program.refutations, program);
+            program.inference = this.settings.infer ? inference : undefined;
+            model = inference.program;
             plans = planChecks(model, { timeLimitMs: this.settings.timeLimitMs, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}) });
             program.infos = uncheckedDiagnostics(programContext(model)).map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
         } catch (e) {
@@ -390,8 +404,41 @@ export class VerificationService {
         // (the states that changed go out with the program's publication below, after its diagnostics)
         // (a workspace check whose file was just opened or edited moves up the queue)
         for (const c of decisions.keep) this.scheduler.reprioritize(c.job!.id, this.priorityOf(c, program));
+        // results from the cache may refute inferred annotations: then the program is planned again
+        if (this.refuted(program, [...program.checks.values()].filter(c => c.current && c.result).map(c => c.result!), run)) return;
         for (const c of decisions.run) void this.runCheck(program, c, this.priorityOf(c, program));
         this.publishProgram(program);
+    }
+
+    /** The inference of a program (calvin.infer), or the program as written. */
+    private withInference(model: ProgramModel, refutations: Refutations | undefined, program: TrackedProgram | undefined): Inference {
+        const none: Inference = { program: model, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
+        if (!this.settings.infer) return none;
+        try {
+            return inferAnnotations(model, refutations?.options);
+        } catch (e) {
+            // the inference is a guess: without it, the program is checked as written
+            this.connection.console.error(`Calvin: the inference failed for ${program?.uris.join(', ') ?? 'a program'}: ${(e as Error)?.stack ?? e}`);
+            return none;
+        }
+    }
+
+    /**
+     * Results that refute inferred annotations (issue 13, "the checker
+     * disposes"): the inference drops what was refuted and the program is
+     * planned again (only the checks whose fingerprint changes run). Whether
+     * it was planned again.
+     */
+    private refuted(program: TrackedProgram, results: CheckResult[], run = true): boolean {
+        const refs = results.flatMap(refutationsOf);
+        if (refs.length === 0 || !program.refutations.add(refs, false)) return false;
+        const docs = program.uris.map(u => this.documentOf(u));
+        if (docs.some(d => !d || d.state < DocumentState.Validated)) return false; // planned anyway once rebuilt
+        setImmediate(() => {
+            if (this.tracker.programOf(program.uris[0]) !== program) return;
+            this.planGroup(docs as LangiumDocument[], { run });
+        });
+        return true;
     }
 
     /** 0: the check covers the last edit; 1: an open file's check; 2: the rest of the workspace. */
@@ -448,6 +495,7 @@ export class VerificationService {
             return;
         }
         this.tracker.accept(check, decodeResult(stored, jobPlan), 'run');
+        if (this.refuted(program, [check.result!])) return;
         this.publishProgram(program); // its diagnostics, then the states
     }
 

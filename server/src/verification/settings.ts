@@ -12,9 +12,11 @@ export interface VerificationSettings {
     diskCache: boolean;
     /** Z3's resource limit per query (0: none, time only). */
     resourceLimit: number;
+    /** Infer the protection (writable_if, environment) and invariants the program leaves out. */
+    infer: boolean;
 }
 
-export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0 };
+export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0, infer: true };
 
 /** Bounds of the time limit per check (ms). */
 export const MIN_TIME_LIMIT_MS = 100;
@@ -63,6 +65,10 @@ export function validateSettings(raw: unknown, current: VerificationSettings, wa
         else { out.diskCache = DEFAULT_SETTINGS.diskCache; bad('diskCache', o.diskCache, out.diskCache); }
     }
     if (o.cache === false) out.diskCache = false;
+    if (o.infer !== undefined) {
+        if (typeof o.infer === 'boolean') out.infer = o.infer;
+        else { out.infer = DEFAULT_SETTINGS.infer; bad('infer', o.infer, out.infer); }
+    }
     return out;
 }
 

@@ -2,8 +2,8 @@
 // what is shown), and the decisions a new plan implies. Pure state: no LSP,
 // no solver, no timers (the scheduler runs jobs, the publisher sends).
 import type { Diagnostic } from 'vscode-languageserver';
-import type { CheckPlan, ProgramModel, CheckResult } from '@calvin/verifier';
-import { decodeResult, encodeResult } from '@calvin/verifier';
+import type { CheckPlan, ProgramModel, CheckResult, Inference } from '@calvin/verifier';
+import { decodeResult, encodeResult, Refutations } from '@calvin/verifier';
 import { fromLsp, lspRange, moveDiagnostic, shownOf, type Shown } from './convert.js';
 import { moveExtent, moveRange, type TextEdit } from './positions.js';
 
@@ -58,6 +58,12 @@ export interface TrackedProgram {
     frontEndErrors: boolean;
     /** Text changes to the program's documents so far: a result computed before the last one waits for the next plan. */
     edits: number;
+    /** The inferred annotations refuted by checks since the program's text last changed (issue 13). */
+    refutations: Refutations;
+    /** `edits` when `refutations` started. */
+    refutationsAt: number;
+    /** The inference of the last plan (none with calvin.infer off). */
+    inference?: Inference;
 }
 
 /** What a new plan asks for: checks to run, jobs to cancel or keep, documents whose states changed. */
@@ -119,7 +125,7 @@ export class CheckTracker {
         }
         let program = this.programs.get(id);
         if (!program) {
-            program = { uris: sorted, version: 0, checks: new Map(), infos: [], frontEndErrors: false, edits: 0 };
+            program = { uris: sorted, version: 0, checks: new Map(), infos: [], frontEndErrors: false, edits: 0, refutations: new Refutations(), refutationsAt: 0 };
             this.programs.set(id, program);
         }
         program.version = ++this.versionCounter;

@@ -173,9 +173,14 @@ export function describeField(ctx: ProgramContext, fieldId: string): { guard?: S
     const f = ctx.vocab.fields.get(fieldId);
     if (!f) return { inferred: false, clauses: [], writers: [] };
     const g = ctx.spec.guards.get(fieldId);
-    const guard = g ? { text: g.inferred ? g.inferred.text : clausesText(g.clauses), origin: g.inferred ? 'inferred from the threads that write it' : 'writable_if', range: g.clauses[0]?.range } : undefined;
+    const inferredClause = g?.clauses[0]?.inferred;
+    const guard = g ? {
+        text: g.inferred ? g.inferred.text : clausesText(g.clauses),
+        origin: g.inferred ? 'inferred from the threads that write it' : inferredClause ? inferredClause.origin : 'writable_if',
+        range: inferredClause ? undefined : g.clauses[0]?.range,
+    } : undefined;
     const map = ctx.vocab.varOfField(fieldId);
     const clauses = ctx.guarantee.filter(c => c.maps.has(map)).map(c => ({ text: c.text, origin: c.origin, range: c.clause?.range, forEvery: c.clause && aboutObjects(c.clause.expr) ? c.className : undefined }));
     const writers = ctx.program.threads.filter(t => threadReach(ctx.program, t).writes.has(fieldId)).map(t => t.name);
-    return { guard, inferred: g?.inferred !== undefined, clauses, writers };
+    return { guard, inferred: g?.inferred !== undefined || inferredClause !== undefined, clauses, writers };
 }

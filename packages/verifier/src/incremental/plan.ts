@@ -109,7 +109,7 @@ function programParts(ctx: ProgramContext): { fields: Canonical; threads: Canoni
         const of = (value: unknown): Canonical => { const ranges: Range[] = []; return { text: canonical(value, ranges), ranges }; };
         parts = {
             // The program's fields: their types, modifiers and guards (heap facts, inferred guards).
-            fields: of([...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx))),
+            fields: of([...[...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx)), ctx.program.unprotected ?? []]),
             threads: of(ctx.program.threads.map(t => `${t.name}/${t.id ?? ''}/${t.count ?? ''}`)),
             guarantee: of(ctx.guarantee.map(c => ({ text: c.text, relation: c.relation, range: c.clause?.range }))),
         };

@@ -712,14 +712,20 @@ export class Simulator {
         const inf = guard?.clauses[0]?.inferred;
         const sites = inf ? inf.sites : this.spec.vocab.program.unprotected?.find(u => u.field === field)?.sites;
         if (!sites || sites.length === 0) return undefined;
-        const shown = sites.slice(0, 4);
-        const parts = shown.map(s => `at line ${s.range.startLine + 1} ${s.held}`);
-        const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
-        const more = sites.length > shown.length ? ` (and ${sites.length - shown.length} more)` : '';
-        const common = inf ? '' : ': no common protection';
+        // (no line numbers in the text: a cached result is shown after edits that move lines; the
+        // related locations move with the text)
+        const kinds = [...new Set(sites.map(s => s.held))];
+        const shown = kinds.slice(0, 4);
+        const list = shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
+        const more = kinds.length > shown.length ? ` (and ${kinds.length - shown.length} more)` : '';
+        // several writers that hold nothing in common (no lock or monitor all of them hold)
+        const owned = (x: { atoms: Array<{ key: string }> }) => new Set(x.atoms.map(a => a.key).filter(k => k.endsWith('==tid')));
+        const shared = inf && inf.sites.length > 1 ? inf.sites.map(owned).reduce((a, b) => new Set([...a].filter(k => b.has(k)))) : undefined;
+        const writers = inf ? new Set(inf.sites.map(x => (x.threads ?? ['*']).join(','))) : undefined;
+        const common = !inf || (shared && shared.size === 0 && writers && (writers.size > 1 || writers.has('*'))) ? ': no common protection' : '';
         return {
             text: `written ${list}${more}${common}`,
-            related: shown.map(s => ({ range: s.range, message: `written here, ${s.held}` })),
+            related: sites.slice(0, 6).map(s => ({ range: s.range, message: `written here, ${s.held}` })),
         };
     }
 

@@ -118,7 +118,7 @@ const objVar = (name: string, cls: string): BoundVar => ({ name, sort: 'Ref', ty
 export function clauseConjunct(vocab: Vocabulary, clause: Clause, className: string | undefined): Conjunct {
     const quantified = className !== undefined && mentionsThis(clause.expr);
     const o = T.v('o!env', 'Ref');
-    const origin = `environment of ${className ? `class ${className}` : 'the program'}`;
+    const origin = clause.inferred ? `inferred environment of ${className ? `class ${className}` : 'the program'} (${clause.inferred.origin})` : `environment of ${className ? `class ${className}` : 'the program'}`;
     const body = translate(clause.expr, relationCtx(vocab, TID, quantified ? o : undefined));
     const relation = quantified
         ? T.forall([objVar('o!env', className!)], T.implies(publishedOf(vocab, classType(className!), o, EPRE), body))
@@ -276,7 +276,8 @@ export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
     const guardText = g.inferred ? g.inferred.text : clausesText(g.clauses);
     return {
         kind: 'writable', field: f, clause: g.clauses[0], maps, frames, relation,
-        origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})` : `writable_if of ${f.id}`,
+        origin: g.inferred ? `inferred protection of ${f.id} (${g.inferred.writers.length === 0 ? 'no thread writes it' : 'the only threads that write it'})`
+            : g.clauses[0]?.inferred ? `inferred writable_if of ${f.id} (${g.clauses[0].inferred.origin})` : `writable_if of ${f.id}`,
         text: otherThreadText(`${f.name}' != ${f.name}`, guardText),
     };
 }
@@ -506,7 +507,8 @@ export function invariantConjunct(vocab: Vocabulary, clause: Clause, className: 
         : body;
     const maps = mapsOfExpr(clause.expr, vocab);
     if (quantified) maps.add(ALLOC).add(OWNER);
-    return { className, origin: `invariant of ${className ? `class ${className}` : 'the program'}`, text: clause.text, clause, maps, term };
+    const of = className ? `class ${className}` : 'the program';
+    return { className, origin: clause.inferred ? `inferred invariant of ${of} (${clause.inferred.origin})` : `invariant of ${of}`, text: clause.text, clause, maps, term };
 }
 
 /** Every invariant of the program. */
