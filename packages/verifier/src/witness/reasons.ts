@@ -43,7 +43,7 @@ export function tooWeak(d: VDiagnostic, bp: BoundedProgram): string {
         for (const p of protection(f, clauses, bp)) add(p);
     }
     if (names.length === 0) return '';
-    return `; the check may fail only because an annotation is too weak: ${names.join('; ')}`;
+    return `; the failure may come from an annotation that is too weak (or need larger bounds): ${names.join('; ')}`;
 }
 
 /**

@@ -27,6 +27,8 @@ export interface WitnessOptions {
     log?: (message: string) => void;
     /** Every query, as SMT-LIB2 (debugging). */
     dumpQuery?: (text: string) => void;
+    /** Debugging: a trace that does not replay is logged with the values the model gave its reads. */
+    debug?: boolean;
 }
 
 const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invariant', 'env', 'abstraction', 'loop-invariant']);
@@ -40,18 +42,31 @@ const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invarian
  */
 export class WitnessSearch {
     readonly bounds: WitnessBounds;
-    private prepared?: { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } };
+    private readonly prepared = new Map<string, { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } }>();
 
     constructor(readonly program: ProgramModel, private readonly options: WitnessOptions) {
         this.bounds = { ...DEFAULT_BOUNDS, ...(options.bounds ?? {}) };
     }
 
-    private prepare(): { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } } {
-        if (!this.prepared) {
-            const bp = boundedProgram(this.program, this.bounds);
-            this.prepared = { bp, init: Machine.initial(bp) };
+    private prepare(bounds: WitnessBounds = this.bounds): { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } } {
+        const key = JSON.stringify(bounds);
+        let p = this.prepared.get(key);
+        if (!p) {
+            const bp = boundedProgram(this.program, bounds);
+            p = { bp, init: Machine.initial(bp) };
+            this.prepared.set(key, p);
         }
-        return this.prepared;
+        return p;
+    }
+
+    /**
+     * The bounds tried in turn: one copy of each replicated thread first (most
+     * bugs need no more, and the trace is shorter), then the full bounds. A
+     * witness within smaller bounds is one within the full bounds.
+     */
+    private stages(): WitnessBounds[] {
+        const replicated = this.program.threads.some(t => t.count !== undefined);
+        return replicated && this.bounds.copies > 1 ? [{ ...this.bounds, copies: 1 }, this.bounds] : [this.bounds];
     }
 
     /** A witness for a diagnostic of this program. */
@@ -60,10 +75,18 @@ export class WitnessSearch {
         const notConfirmed = (reason: string): WitnessResult => ({ status: 'not-confirmed', bounds: this.bounds, reason, timeMs: Date.now() - t0 });
         if (d.severity !== 'error' || !CODES.has(d.code)) return notConfirmed(`no witness is searched for '${d.code}' diagnostics`);
         try {
-            const { bp, init } = this.prepare();
-            if (d.code === 'invariant' && /initial state/.test(d.message)) return this.initial(d, bp, init, t0);
-            const sp = new SymProgram(bp, init.heap);
-            return await this.search(goalOf(d, sp), sp, bp, init, t0, d);
+            if (d.code === 'invariant' && /initial state/.test(d.message)) {
+                const { bp, init } = this.prepare();
+                return this.initial(d, bp, init, t0);
+            }
+            let result: WitnessResult | undefined;
+            for (const bounds of this.stages()) {
+                const { bp, init } = this.prepare(bounds);
+                const sp = new SymProgram(bp, init.heap);
+                result = await this.search(goalOf(d, sp), sp, bp, init, t0, d, bounds);
+                if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
+            }
+            return result!;
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
             if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
@@ -84,12 +107,14 @@ export class WitnessSearch {
         return this.searchGoals(everyFailure);
     }
 
-    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number, d?: VDiagnostic): Promise<WitnessResult & { candidate?: Candidate }> {
-        const bounds = this.bounds;
+    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
         const enc = new Encoder(sp, bounds.switches);
         const cands = (Array.isArray(goal) ? goal : [goal]).flatMap(g => addCandidates(g, sp, enc));
         const none = (why: string): WitnessResult => ({ status: 'not-confirmed', bounds, reason: why, timeMs: Date.now() - t0 });
-        if (cands.length === 0) return none(`${boundsText(bounds)}: no thread reaches the failing statement${d ? tooWeak(d, bp) : ''}`);
+        if (cands.length === 0) {
+            const why = d?.code === 'race' ? 'no other thread accesses the location so that the accesses conflict' : 'no thread reaches the failure';
+            return none(`${boundsText(bounds)}: ${why}${d ? tooWeak(d, bp) : ''}`);
+        }
         const script = enc.script();
         this.options.dumpQuery?.(script);
         const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: this.options.timeLimitMs ?? 10_000 });
@@ -98,7 +123,7 @@ export class WitnessSearch {
             const answer = lastLine(await session.eval(script));
             if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
             if (answer !== 'sat') return none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`);
-            const names = [...enc.modelNames(), ...(process.env.CALVIN_WITNESS_DEBUG ? [...sp.decls.keys()] : [])];
+            const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
             model = new Map();
             for (let i = 0; i < names.length; i += 400) {
                 const out = await session.eval(`(get-value (${names.slice(i, i + 400).join(' ')}))\n`);
@@ -114,7 +139,7 @@ export class WitnessSearch {
         const source = this.options.source ?? fileSource;
         const r = replay(bp, init, schedule, cand, source);
         if (!r.ok) {
-            if (process.env.CALVIN_WITNESS_DEBUG) {
+            if (this.options.debug) {
                 for (const e of schedule.events) {
                     const p = e.point;
                     const reads = sp.reads.filter(x => x.at?.event === e).map(x => `${x.map}[${x.keys.map(k => T.toSmt(k)).join(',')}]@${x.at!.phase}=${model.get(x.name)}`);

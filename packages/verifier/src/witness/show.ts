@@ -25,3 +25,40 @@ export function witnessJson(w: WitnessResult): { status: 'confirmed' | 'not-conf
         ? { status: w.status, bounds: w.bounds, summary: w.summary, steps: w.steps }
         : { status: w.status, bounds: w.bounds, reason: w.reason, steps: [] };
 }
+
+/** SARIF 2.1.0 `codeFlow` (§3.36): one `threadFlow` per thread (§3.37), each location with its global `executionOrder` (§3.38.13). */
+export interface SarifCodeFlow {
+    message: { text: string };
+    threadFlows: Array<{
+        id: string;
+        message: { text: string };
+        locations: Array<{
+            location: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } }; message: { text: string } };
+            executionOrder: number;
+            importance: 'essential' | 'important';
+        }>;
+    }>;
+}
+
+/**
+ * The `codeFlows` of a SARIF result for a confirmed witness (none otherwise),
+ * so that code-scanning viewers can step through the interleaving. `uriOf`
+ * turns a step's file into the artifact URI the log uses.
+ */
+export function witnessCodeFlows(w: WitnessResult, uriOf: (file: string) => string = f => f): SarifCodeFlow[] {
+    if (w.status !== 'confirmed') return [];
+    const flows = new Map<string, SarifCodeFlow['threadFlows'][number]>();
+    w.steps.forEach((s, i) => {
+        let flow = flows.get(s.thread);
+        if (!flow) flows.set(s.thread, flow = { id: s.thread, message: { text: `thread ${s.thread}` }, locations: [] });
+        flow.locations.push({
+            location: {
+                physicalLocation: { artifactLocation: { uri: uriOf(s.file) }, region: { startLine: s.line, startColumn: s.column } },
+                message: { text: s.values ? `${s.action} (${s.values})` : s.action },
+            },
+            executionOrder: i + 1,
+            importance: s.failing ? 'essential' : 'important',
+        });
+    });
+    return [{ message: { text: w.summary }, threadFlows: [...flows.values()] }];
+}

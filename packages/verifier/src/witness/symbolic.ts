@@ -115,6 +115,8 @@ export interface Havoc {
 
 const BOOKKEEPING = new Set([ALLOC, OWNER, LINKED]);
 const FATAL_CODES = new Set(['assert', 'null', 'bounds', 'div-zero']);
+/** More events than this make an encoding the solver would not finish in time. */
+const MAX_EVENTS = 5000;
 
 
 export class SymProgram {
@@ -348,6 +350,7 @@ export class SymProgram {
     }
 
     private event(point: EventPoint, s: State): SymEvent {
+        if (this.events.length >= MAX_EVENTS) throw new WitnessUnsupported(`the program within the bounds has more than ${MAX_EVENTS} steps; lower the bounds`);
         const guard = this.define('g', s.guard);
         const e: SymEvent = {
             id: this.events.length, thread: this.thread, idx: this.idx++, point, guard, locals: new Map(s.locals),
