@@ -17,7 +17,7 @@ export function fileSource(file: string): string | undefined {
     }
 }
 
-/** Names of objects in a trace: the global that holds it after the initializers, else `Class#n`. */
+/** Names of objects in a trace: the global that holds it after the initializers, else `Class#n` (`int[]#n` for an array). */
 export class Namer {
     private readonly names = new Map<bigint, string>();
 
@@ -26,14 +26,6 @@ export class Namer {
             if (sv.kind !== 'global' || sv.sort !== 'Ref' || !sv.field) continue;
             const v = init.get(sv.name, []);
             if (typeof v === 'bigint' && v !== 0n && !this.names.has(v)) this.names.set(v, sv.field.id);
-        }
-        // what the named objects' fields reference after the initializers (`v.elementData`)
-        for (const [ref, name] of [...this.names]) {
-            for (const sv of vocab.allVars()) {
-                if (sv.kind !== 'field' || sv.sort !== 'Ref' || !sv.field) continue;
-                const v = init.get(sv.name, [ref]);
-                if (typeof v === 'bigint' && v !== 0n && !this.names.has(v)) this.names.set(v, `${name}.${sv.field.name}`);
-            }
         }
         this.typeNames = new Map();
         const types: Type[] = [{ kind: 'int' }, { kind: 'boolean' }, ...vocab.program.classes.map(c => ({ kind: 'class' as const, name: c.name }))];

@@ -31,6 +31,10 @@ export interface WitnessOptions {
     debug?: boolean;
 }
 
+/** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
+const SHRINK_ROUNDS = 8;
+const SHRINK_MS = 800;
+
 const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invariant', 'env', 'abstraction', 'loop-invariant']);
 
 /**
@@ -90,7 +94,8 @@ export class WitnessSearch {
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
             if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
-            throw e;
+            this.options.log?.(`witness search: internal error: ${(e as Error)?.stack ?? e}`);
+            return notConfirmed(`internal error of the witness search (${(e as Error)?.message ?? e}); please report it`);
         }
     }
 
@@ -124,10 +129,24 @@ export class WitnessSearch {
             if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
             if (answer !== 'sat') return none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`);
             const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
-            model = new Map();
-            for (let i = 0; i < names.length; i += 400) {
-                const out = await session.eval(`(get-value (${names.slice(i, i + 400).join(' ')}))\n`);
-                for (const [k, v] of parseModel(out)) model.set(k, v);
+            const getModel = async () => {
+                const m = new Map<string, bigint | boolean>();
+                for (let i = 0; i < names.length; i += 400) {
+                    const out = await session.eval(`(get-value (${names.slice(i, i + 400).join(' ')}))\n`);
+                    for (const [k, v] of parseModel(out)) m.set(k, v);
+                }
+                return m;
+            };
+            model = await getModel();
+            // shorter traces read better: ask for fewer steps a few times, within a small budget
+            const shrinkUntil = Date.now() + SHRINK_MS;
+            for (let round = 0; round < SHRINK_ROUNDS && Date.now() < shrinkUntil; round++) {
+                const taken = sp.events.filter(e => model.get(`x${e.id}`) === true).length;
+                if (taken <= 1) break;
+                const count = `(+ ${sp.events.map(e => `(ite x${e.id} 1 0)`).join(' ')})`;
+                const again = lastLine(await session.eval(`(assert (<= ${count} ${taken - 1}))\n(check-sat)\n`));
+                if (again !== 'sat') break;
+                model = await getModel();
             }
         } finally {
             session.close();
