@@ -157,3 +157,49 @@ thread T2 { x = -5; }
         if (!wrong.ok) assert.match(wrong.why, /not where the trace goes next/);
     });
 });
+
+describe('lowering option inlineBodies (the real program)', () => {
+    const text = `
+class Mutex {
+  static volatile int m = 0;
+  /*@ abstraction { step [m] m == 0 && m' == tid; } */
+  static void acquire() { while (!cas(m, 0, tid)) { } }
+  /*@ abstraction { requires m == tid; step [m] m' == 0; } */
+  static void release() { m = 0; }
+}
+/*@ abstraction { requires n >= 0; stutter [] true; } */
+void down(int n) { if (n > 0) { down(n - 1); } }
+thread T { Mutex.acquire(); Mutex.release(); down(5); }
+`;
+    const kinds = (cmds: import('../../packages/verifier/src/il/il.js').Cmd[], out: string[] = []): string[] => {
+        for (const c of cmds) {
+            if (c.k === 'op') out.push(c.op.kind);
+            else if (c.k === 'checkState' || c.k === 'assumeLocal') out.push(c.k);
+            else if (c.k === 'if') { kinds(c.then, out); kinds(c.else, out); }
+            else if (c.k === 'loop' || c.k === 'scope') kinds(c.body, out);
+        }
+        return out;
+    };
+
+    it('is off by default: calls to methods with an abstraction become its steps', async () => {
+        const program = await programOfText(text);
+        const { Lowerer } = await import('../../packages/verifier/src/lower/lower.js');
+        const { programContext } = await import('../../packages/verifier/src/driver/program.js');
+        const T = await import('../../packages/verifier/src/smt/term.js');
+        const body = new Lowerer(programContext(program).vocab, { kind: 'thread', tid: T.int(1) }).lowerThread(program.threads[0].body);
+        const k = kinds(body);
+        assert.ok(k.includes('step'));
+        assert.ok(!k.includes('cas'));
+    });
+
+    it('inlines the real bodies, checks requires at the call, and cuts recursion at the depth bound', async () => {
+        const program = await programOfText(text);
+        const bp = boundedProgram(program, { ...DEFAULT_BOUNDS, inlineDepth: 3 });
+        const k = kinds(bp.threads[0].body);
+        assert.ok(!k.includes('step') && !k.includes('stutter'));
+        assert.ok(k.includes('cas') && k.includes('write'));
+        assert.equal(k.filter(x => x === 'checkState').length, 1 + 3); // release's requires, down's at each inlined level
+        assert.equal(k.filter(x => x === 'assumeLocal').length, 1); // the fourth nested call is beyond the bound
+        assert.deepEqual([...bp.inlined.values()].map(b => b.method.name), ['acquire', 'release', 'down', 'down', 'down']);
+    });
+});

@@ -171,7 +171,7 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                         if (e2.thread === e1.thread || e2.point.k !== 'op') continue;
                         const conflict = conflictTerm(e1, e2, syncOp(e2), vocab);
                         if (conflict.t === 'bool' && !conflict.value) continue;
-                        add({ kind: 'race', event: e1, other: e2 }, T.and(x(e1), x(e2), conflict, adjacent(e1, e2, sp, enc)));
+                        add({ kind: 'race', event: e1, other: e2 }, T.and(x(e1), x(e2), conflict, adjacent(e1, e2, enc)));
                     }
                 }
                 if (kinds.includes('writable')) {
@@ -308,8 +308,7 @@ function conflictTerm(e1: SymEvent, e2: SymEvent, sync2: boolean, vocab: SymProg
  * e1 is the last event of its thread in its segment and e2 the first of its
  * thread in the next one: in the state before e1, both threads are at them.
  */
-function adjacent(e1: SymEvent, e2: SymEvent, sp: SymProgram, enc: Encoder): Term {
-    void sp;
+function adjacent(e1: SymEvent, e2: SymEvent, enc: Encoder): Term {
     return T.and(enc.segNext(e1, e2), enc.lastInSegment(e1), enc.firstInSegment(e2));
 }
 
