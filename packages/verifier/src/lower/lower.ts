@@ -47,6 +47,33 @@ interface LocInfo {
 
 const MAX_INLINE_DEPTH = 24;
 
+// ---- witness search option (witness/): begin
+/** An inlined body of a method with an abstraction (`LowerOptions.inlineBodies`). */
+export interface InlinedBody {
+    method: MethodModel;
+    /** The `scope` command of the body; its `exit` commands with a range are its returns. */
+    scope: Cmd;
+    receiver?: Term;
+    /** The locals bound to the arguments, in parameter order. */
+    params: string[];
+    resultVar?: string;
+    /** The call, and the calls that led to it. */
+    range: Range;
+    chain: CallFrame[];
+}
+
+/**
+ * Options of the lowering; all off by default (the checker's lowering).
+ * `inlineBodies`: the real program for the witness search — calls to methods
+ * with an abstraction are inlined like the others (their `requires` checked at
+ * the call) instead of replaced by the abstraction, and a call nested deeper
+ * than `maxDepth` cuts the path (`assumeLocal false`) instead of failing.
+ */
+export interface LowerOptions {
+    inlineBodies?: { maxDepth: number; onInline?: (body: InlinedBody) => void };
+}
+// ---- witness search option: end
+
 /**
  * Lowering (pipeline stage 1): the typed program model to the intermediate
  * language of atomic operations (language.md §3): one atomic step per shared
@@ -65,7 +92,7 @@ export class Lowerer {
     private inlineCount = 0;
     private invariants?: Invariant[];
 
-    constructor(private readonly vocab: Vocabulary, private readonly target: LowerTarget) { }
+    constructor(private readonly vocab: Vocabulary, private readonly target: LowerTarget, private readonly options: LowerOptions = {}) { }
 
     get declaredLocals(): Map<string, LocalDecl> {
         return this.locals;
@@ -867,8 +894,11 @@ export class Lowerer {
         });
         const chain = [...frame.chain, { method: m.id, range: e.range }];
         const resultVar = m.returnType.kind === 'void' ? undefined : this.fresh(`result_${m.name}`, sortOfType(m.returnType), m.returnType);
-        if (m.abstraction) {
+        const inline = this.options.inlineBodies;
+        if (m.abstraction && !inline) {
             append(cmds, this.inlineAbstraction(m, m.abstraction, receiver, args, resultVar, e.range, frame));
+        } else if (inline && chain.length > inline.maxDepth) {
+            cmds.push({ k: 'assumeLocal', cond: T.FALSE }); // witness search: deeper calls are beyond the bound
         } else {
             if (chain.length > MAX_INLINE_DEPTH) throw new LoweringError(`calls nested deeper than ${MAX_INLINE_DEPTH} through methods without abstraction`, e.range);
             const callee: MethodFrame = this.newFrame(chain, receiver, m);
@@ -879,11 +909,19 @@ export class Lowerer {
                 callee.vars.set(p.id, name);
                 bind.push({ k: 'local', var: name, value: args[i] });
             });
+            for (const r of m.abstraction?.requires ?? []) { // witness search only (inlined body of a method with an abstraction)
+                bind.push({
+                    k: 'checkState', cond: translate(r.expr, this.ctx(callee)),
+                    check: { ...this.check('abstraction', e.range, `the precondition '${r.text}' of '${m.name}' may not hold at this call`, frame), related: { range: r.range, message: `precondition of '${m.name}'` } },
+                });
+            }
             const saved = this.pendingWitness;
             this.pendingWitness = undefined;
             const body = this.withMonitor(m, callee, receiver, () => this.stmts(m.body, callee));
             this.pendingWitness = saved;
-            append(cmds, bind, [{ k: 'scope', label: callee.exitLabel, body }]);
+            const scope: Cmd = { k: 'scope', label: callee.exitLabel, body };
+            append(cmds, bind, [scope]);
+            if (m.abstraction) inline?.onInline?.({ method: m, scope, receiver, params: m.params.map(p => callee.vars.get(p.id)!), resultVar, range: e.range, chain: frame.chain });
         }
         return { cmds, term: resultVar ? this.localTerm(resultVar) : T.TRUE };
     }

@@ -1,0 +1,234 @@
+import type { ProgramModel } from '../model/program.js';
+import type { VDiagnostic } from '../report/result.js';
+import type { SolverBackend, SolverSession } from '../solver-host/types.js';
+import { SolverFailure } from '../solver-host/types.js';
+import { LoweringError } from '../lower/lower.js';
+import { evalTerm } from './eval.js';
+import { boundedProgram, type BoundedProgram } from './program.js';
+import { Machine, type StepOutcome } from './machine.js';
+import type { Heap } from './heap.js';
+import { SymProgram, type SymEvent } from './symbolic.js';
+import * as T from '../smt/term.js';
+import { Encoder, parseModel } from './encode.js';
+import { addCandidates, everyFailure, goalOf, type Candidate, type Goal } from './targets.js';
+import { replay, type Schedule } from './replay.js';
+import { actionOf, noSource, Namer, stepOf, type SourceReader } from './format.js';
+import { tooWeak } from './reasons.js';
+import { DEFAULT_BOUNDS, sameRange, WitnessUnsupported, type WitnessBounds, type WitnessResult } from './types.js';
+
+export interface WitnessOptions {
+    solver: SolverBackend;
+    /** Limit of the search's solver query (ms); the checker's default. */
+    timeLimitMs?: number;
+    bounds?: Partial<WitnessBounds>;
+    /** Source text of the files (default: read from disk). */
+    source?: SourceReader;
+    /** Where a witness that does not replay is reported (a bug of the search). */
+    log?: (message: string) => void;
+    /** Every query, as SMT-LIB2 (debugging). */
+    dumpQuery?: (text: string) => void;
+    /** Debugging: a trace that does not replay is logged with the values the model gave its reads. */
+    debug?: boolean;
+}
+
+/** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
+const SHRINK_ROUNDS = 8;
+const SHRINK_MS = 800;
+
+const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invariant', 'env', 'abstraction', 'loop-invariant']);
+
+/**
+ * The witness search of one program (issue 14): for an error diagnostic of
+ * the modular checker, a concrete interleaving of the real program (all its
+ * threads, real method bodies, real initial values) that reaches the failure,
+ * found by Z3 within the bounds and replayed on the concrete interpreter; or
+ * "not confirmed" with the bounds and the annotation the check relied on.
+ */
+export class WitnessSearch {
+    readonly bounds: WitnessBounds;
+    private readonly prepared = new Map<string, { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } }>();
+
+    constructor(readonly program: ProgramModel, private readonly options: WitnessOptions) {
+        this.bounds = { ...DEFAULT_BOUNDS, ...(options.bounds ?? {}) };
+    }
+
+    private prepare(bounds: WitnessBounds = this.bounds): { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } } {
+        const key = JSON.stringify(bounds);
+        let p = this.prepared.get(key);
+        if (!p) {
+            const bp = boundedProgram(this.program, bounds);
+            p = { bp, init: Machine.initial(bp) };
+            this.prepared.set(key, p);
+        }
+        return p;
+    }
+
+    /**
+     * The bounds tried in turn: one copy of each replicated thread first (most
+     * bugs need no more, and the trace is shorter), then the full bounds. A
+     * witness within smaller bounds is one within the full bounds.
+     */
+    private stages(): WitnessBounds[] {
+        const replicated = this.program.threads.some(t => t.count !== undefined);
+        return replicated && this.bounds.copies > 1 ? [{ ...this.bounds, copies: 1 }, this.bounds] : [this.bounds];
+    }
+
+    /** A witness for a diagnostic of this program. */
+    async find(d: VDiagnostic): Promise<WitnessResult> {
+        const t0 = Date.now();
+        const notConfirmed = (reason: string): WitnessResult => ({ status: 'not-confirmed', bounds: this.bounds, reason, timeMs: Date.now() - t0 });
+        if (d.severity !== 'error' || !CODES.has(d.code)) return notConfirmed(`no witness is searched for '${d.code}' diagnostics`);
+        try {
+            if (d.code === 'invariant' && /initial state/.test(d.message)) {
+                const { bp, init } = this.prepare();
+                return this.initial(d, bp, init, t0);
+            }
+            let result: WitnessResult | undefined;
+            for (const bounds of this.stages()) {
+                const { bp, init } = this.prepare(bounds);
+                const sp = new SymProgram(bp, init.heap);
+                result = await this.search(goalOf(d, sp), sp, bp, init, t0, d, bounds);
+                if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
+            }
+            return result!;
+        } catch (e) {
+            if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
+            if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
+            this.options.log?.(`witness search: internal error: ${(e as Error)?.stack ?? e}`);
+            return notConfirmed(`internal error of the witness search (${(e as Error)?.message ?? e}); please report it`);
+        }
+    }
+
+    /** Search for goals (synthetic ones: tests ask for failures anywhere); the witness reaches one of them. */
+    async searchGoals(goals: (sp: SymProgram) => Goal[]): Promise<WitnessResult & { candidate?: Candidate }> {
+        const t0 = Date.now();
+        const { bp, init } = this.prepare();
+        const sp = new SymProgram(bp, init.heap);
+        return this.search(goals(sp), sp, bp, init, t0);
+    }
+
+    /** Search for any failure of the program (of every diagnostic code, anywhere). */
+    searchAnyFailure(): Promise<WitnessResult & { candidate?: Candidate }> {
+        return this.searchGoals(everyFailure);
+    }
+
+    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
+        const enc = new Encoder(sp, bounds.switches);
+        const cands = (Array.isArray(goal) ? goal : [goal]).flatMap(g => addCandidates(g, sp, enc));
+        const none = (why: string): WitnessResult => ({ status: 'not-confirmed', bounds, reason: why, timeMs: Date.now() - t0 });
+        if (cands.length === 0) {
+            const why = d?.code === 'race' ? 'no other thread accesses the location so that the accesses conflict' : 'no thread reaches the failure';
+            return none(`${boundsText(bounds)}: ${why}${d ? tooWeak(d, bp) : ''}`);
+        }
+        const script = enc.script();
+        this.options.dumpQuery?.(script);
+        const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: this.options.timeLimitMs ?? 10_000 });
+        let model: Map<string, bigint | boolean>;
+        try {
+            const answer = lastLine(await session.eval(script));
+            if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
+            if (answer !== 'sat') return none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`);
+            const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
+            const getModel = async () => {
+                const m = new Map<string, bigint | boolean>();
+                for (let i = 0; i < names.length; i += 400) {
+                    const out = await session.eval(`(get-value (${names.slice(i, i + 400).join(' ')}))\n`);
+                    for (const [k, v] of parseModel(out)) m.set(k, v);
+                }
+                return m;
+            };
+            model = await getModel();
+            // shorter traces read better: ask for fewer steps a few times, within a small budget
+            const shrinkUntil = Date.now() + SHRINK_MS;
+            for (let round = 0; round < SHRINK_ROUNDS && Date.now() < shrinkUntil; round++) {
+                const taken = sp.events.filter(e => model.get(`x${e.id}`) === true).length;
+                if (taken <= 1) break;
+                const count = `(+ ${sp.events.map(e => `(ite x${e.id} 1 0)`).join(' ')})`;
+                const again = lastLine(await session.eval(`(assert (<= ${count} ${taken - 1}))\n(check-sat)\n`));
+                if (again !== 'sat') break;
+                model = await getModel();
+            }
+        } finally {
+            session.close();
+        }
+        const chosen = Number(model.get('sel~which') ?? -1);
+        const cand = cands[chosen];
+        if (!cand) return this.bug(none, 'no candidate is chosen in the model');
+        const schedule = scheduleOf(sp, model, cand, bounds.switches);
+        const source = this.options.source ?? noSource;
+        const r = replay(bp, init, schedule, cand, source);
+        if (!r.ok) {
+            if (this.options.debug) {
+                for (const e of schedule.events) {
+                    const p = e.point;
+                    const reads = sp.reads.filter(x => x.at?.event === e).map(x => `${x.map}[${x.keys.map(k => T.toSmt(k)).join(',')}]@${x.at!.phase}=${model.get(x.name)}`);
+                    this.options.log?.(`  ${e.thread.name} #${e.idx} ${p.k === 'op' ? `${p.op.label} line ${p.op.range.startLine + 1}` : p.k} ${reads.join(' ')}`);
+                }
+            }
+            return this.bug(none, r.why);
+        }
+        return { status: 'confirmed', steps: r.steps, bounds, summary: r.summary, timeMs: Date.now() - t0, candidate: cand };
+    }
+
+    private bug(none: (why: string) => WitnessResult, why: string): WitnessResult {
+        this.options.log?.(`witness search: a trace that does not replay (${why})`);
+        return none(`the search found a trace that does not replay to the failure (${why}); this is a bug of the witness search`);
+    }
+
+    /** An invariant the initial store breaks: the field initializers are the witness. */
+    private initial(d: VDiagnostic, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number): WitnessResult {
+        const inv = bp.ctx.invariants.find(i => sameRange(i.clause.range, d.range));
+        const timeMs = () => Date.now() - t0;
+        if (!inv) return { status: 'not-confirmed', bounds: this.bounds, reason: 'the invariant is not found', timeMs: timeMs() };
+        const holds = evalTerm(inv.term, { locals: new Map(), heap: () => init.heap, bound: new Map([['tid', 0n]]) });
+        if (holds !== false) return { status: 'not-confirmed', bounds: this.bounds, reason: `the initial store satisfies '${inv.text}'`, timeMs: timeMs() };
+        const source = this.options.source ?? noSource;
+        const namer = new Namer(bp.ctx.vocab, init.heap);
+        const steps = init.steps.map(s => stepOf('init', s.point.k === 'op' ? s.point.op.range : inv.clause.range, actionOf(s, namer, source, init.heap), namer.values(s.accesses, init.heap)));
+        steps.push(stepOf('init', inv.clause.range, `invariant ${inv.text}`, '', true));
+        return { status: 'confirmed', steps, bounds: this.bounds, summary: `the field initializers leave '${inv.text}' false`, timeMs: timeMs() };
+    }
+}
+
+/** Witnesses for the error diagnostics of one program, in order (one search each). */
+export async function findWitnesses(program: ProgramModel, diagnostics: VDiagnostic[], options: WitnessOptions): Promise<WitnessResult[]> {
+    const search = new WitnessSearch(program, options);
+    const out: WitnessResult[] = [];
+    for (const d of diagnostics) out.push(await search.find(d));
+    return out;
+}
+
+export function boundsText(b: WitnessBounds): string {
+    return `not confirmed within the bounds (${b.loops} loop iteration${b.loops === 1 ? '' : 's'}, ${b.switches} context switch${b.switches === 1 ? '' : 'es'}, ${b.copies} cop${b.copies === 1 ? 'y' : 'ies'} of each replicated thread)`;
+}
+
+function lastLine(text: string): string {
+    const lines = text.trim().split('\n');
+    return lines[lines.length - 1].trim();
+}
+
+/** The trace of a model: the taken events in order, up to the failure; each thread's choices. */
+function scheduleOf(sp: SymProgram, model: Map<string, bigint | boolean>, cand: Candidate, switches: number): Schedule {
+    const val = (name: string) => model.get(name);
+    const taken = sp.events.filter(e => val(`x${e.id}`) === true);
+    // the order of the taken events: (segment, number); the segment from the thread's boundaries
+    const seg = (e: SymEvent) => {
+        let k = 0;
+        for (let j = 1; j <= switches; j++) if (Number(val(`b${e.thread.index}_${j}`) ?? 0) <= e.idx) k++;
+        return k;
+    };
+    const ts = (e: SymEvent) => seg(e) * 1_000_000 + e.idx;
+    taken.sort((a, b) => ts(a) - ts(b));
+    const end = ts(cand.event);
+    const upTo = cand.kind === 'race' || cand.kind === 'writable'
+        ? taken.filter(e => ts(e) < end)
+        : taken.filter(e => ts(e) <= end);
+    if (cand.kind === 'writable') upTo.push(cand.event);
+    const nondet: boolean[][] = sp.bp.threads.map(() => []);
+    for (const h of sp.havocs) {
+        const g = h.guard.t === 'bool' ? h.guard.value : val((h.guard as { name: string }).name);
+        if (g !== true) continue;
+        nondet[h.thread].push(val(h.name) === true);
+    }
+    return { events: upTo, nondet };
+}

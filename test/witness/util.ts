@@ -1,0 +1,35 @@
+// Helpers of the witness tests: programs from files through the real front end,
+// the checker's diagnostics, and the witness search with the real Z3.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
+import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
+import { verifyProgram, type SolverBackend, type VDiagnostic } from '../../packages/verifier/src/index.js';
+
+/** The program model of one file (its own program) or of a source text. */
+export async function programOfText(text: string, file = '/virtual/test.calvin'): Promise<ProgramModel> {
+    const { shared, Calvin } = createCalvinCoreServices();
+    const uri = pathToFileURL(path.resolve(file)).toString();
+    const res = await buildProgram(shared, [{ uri, text }]);
+    const doc = res.documents[0];
+    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
+    if (errors.length > 0) throw new Error(`front end: ${errors.map(e => e.message).join('; ')}`);
+    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
+}
+
+export async function programOfFile(file: string): Promise<{ program: ProgramModel; text: string }> {
+    const text = fs.readFileSync(file, 'utf8');
+    return { program: await programOfText(text, file), text };
+}
+
+/** The checker's error diagnostics of a program. */
+export async function errorsOf(program: ProgramModel, solver: SolverBackend): Promise<VDiagnostic[]> {
+    const r = await verifyProgram(program, { solver, timeLimitMs: 10_000 });
+    return r.diagnostics.filter(d => d.severity === 'error');
+}
+
+/** `line:col code` of a diagnostic (1-based). */
+export function where(d: VDiagnostic): string {
+    return `${d.range.startLine + 1}:${d.range.startChar + 1} ${d.code}`;
+}
