@@ -149,6 +149,8 @@ function calvinSettings(): Record<string, unknown> {
         timeLimitMs: config.get<number>('timeLimitMs', 10000),
         maxWorkers: config.get<number>('maxWorkers', 0),
         diskCache: config.get<boolean>('diskCache', true),
+        infer: config.get<boolean>('infer', true),
+        witness: config.get<boolean>('witness', true),
     };
 }
 
@@ -186,6 +188,12 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
                 if (command === 'calvin.counterexample.show' && result && typeof (result as { markdown?: unknown }).markdown === 'string') {
                     await showMarkdown((result as { markdown: string }).markdown);
                 }
+                // "Show interleaving": the trace as a document, and each step's values beside its line
+                if (command === 'calvin.witness.show' && result && typeof (result as { markdown?: unknown }).markdown === 'string') {
+                    const r = result as { markdown: string; steps?: WitnessStepDecoration[] };
+                    witnessDecorations.show(r.steps ?? []);
+                    await showMarkdown(r.markdown);
+                }
                 return result;
             },
         },
@@ -210,6 +218,42 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
         await newClient.dispose().catch(() => undefined);
     }
 }
+
+/** A step of a shown witness, decorated at the end of its line. */
+interface WitnessStepDecoration { uri: string; line: number; text: string }
+
+/**
+ * The steps of the witness last shown, as faint text at the end of their
+ * lines (several steps on one line are joined); gone when one of the files
+ * changes or another witness is shown.
+ */
+const witnessDecorations = new (class {
+    private type: vscode.TextEditorDecorationType | undefined;
+    private steps: WitnessStepDecoration[] = [];
+
+    show(steps: WitnessStepDecoration[]): void {
+        this.steps = steps;
+        this.apply();
+    }
+
+    clear(uri?: string): void {
+        if (uri && !this.steps.some(s => s.uri === uri)) return;
+        this.steps = [];
+        this.apply();
+    }
+
+    apply(): void {
+        this.type ??= vscode.window.createTextEditorDecorationType({ after: { margin: '0 0 0 2em', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' } });
+        for (const editor of vscode.window.visibleTextEditors) {
+            const byLine = new Map<number, string[]>();
+            for (const s of this.steps) if (s.uri === editor.document.uri.toString()) byLine.set(s.line, [...(byLine.get(s.line) ?? []), s.text]);
+            editor.setDecorations(this.type, [...byLine].map(([line, texts]) => ({
+                range: editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).range,
+                renderOptions: { after: { contentText: `⟵ ${texts.join('; ')}` } },
+            })));
+        }
+    }
+})();
 
 /** A Markdown text in a preview (an untitled document behind it, so nothing is written to disk). */
 async function showMarkdown(markdown: string): Promise<void> {
@@ -251,6 +295,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         watcher,
         status,
         gutter,
+        vscode.workspace.onDidChangeTextDocument(e => witnessDecorations.clear(e.document.uri.toString())),
+        vscode.window.onDidChangeVisibleTextEditors(() => witnessDecorations.apply()),
         vscode.commands.registerCommand('calvin.reverifyFile', reverifyFile),
         vscode.commands.registerCommand('calvin.cancelVerification', cancel),
         vscode.commands.registerCommand('calvin.showStatusMenu', async () => {

@@ -29,10 +29,10 @@ describe('calvin infer', () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-infer-cli-'));
         try {
             for (const p of PROGRAMS) fs.copyFileSync(path.join(INFERRED, `${p}.calvin`), path.join(dir, `${p}.calvin`));
-            const plain = calvin(['check', '--format', 'json', dir]);
+            const plain = calvin(['check', '--no-witness', '--format', 'json', dir]);
             assert.ok(plain.status === 0 || plain.status === 1, plain.stderr);
             const withInference = verdicts(plain.stdout);
-            const before = calvin(['check', '--no-infer', '--format', 'json', dir]);
+            const before = calvin(['check', '--no-witness', '--no-infer', '--format', 'json', dir]);
             assert.notDeepEqual(verdicts(before.stdout), withInference, 'without inference the plain programs have false alarms');
 
             const written = calvin(['infer', '--write', dir]);
@@ -41,7 +41,7 @@ describe('calvin infer', () => {
             const text = fs.readFileSync(path.join(dir, 'tas_tid_ok.calvin'), 'utf8');
             assert.match(text, /\/\/@ writable_if m == tid;\nint count = 0;/);
 
-            const after = calvin(['check', '--no-infer', '--format', 'json', dir]);
+            const after = calvin(['check', '--no-witness', '--no-infer', '--format', 'json', dir]);
             assert.ok(after.status === 0 || after.status === 1, after.stderr);
             assert.deepEqual(verdicts(after.stdout), withInference);
             // the annotated files pass the front end with no diagnostic at all

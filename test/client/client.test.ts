@@ -222,7 +222,9 @@ describe('extension manifest (client/package.json)', () => {
 
     it('contributes the verification settings', () => {
         const props = manifest.contributes.configuration.properties;
-        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verificationGutter', 'calvin.verifyOn']);
+        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.infer', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verificationGutter', 'calvin.verifyOn', 'calvin.witness']);
+        assert.equal(props['calvin.infer'].default, true);
+        assert.equal(props['calvin.witness'].default, true);
         assert.equal(props['calvin.verificationGutter'].type, 'boolean');
         assert.equal(props['calvin.verificationGutter'].default, true);
         assert.equal(props['calvin.timeLimitMs'].default, 10000);
@@ -292,6 +294,7 @@ describe('extension bundle', { skip: NOT_BUILT }, () => {
                 getConfiguration: () => ({ get: (_key: string, dflt: unknown) => dflt }),
                 createFileSystemWatcher: () => disposable,
                 onDidChangeConfiguration: () => disposable,
+                onDidChangeTextDocument: () => disposable,
             },
         };
         // vscode-languageclient subclasses vscode classes at load time: any other member is a dummy class.

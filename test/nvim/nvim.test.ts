@@ -171,3 +171,30 @@ describe('Neovim applies "Add writable_if" and gets a verified program', needs('
         }
     });
 });
+
+describe('Neovim lists the steps of a witness (related information)', needs('nvim', 'apt-get install -y neovim'), () => {
+    it('on a buggy example, an error gets its interleaving as related locations', { timeout: 180_000 }, async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-nvim-witness-'));
+        try {
+            const file = path.join(dir, 'simple_lock_unlocked.calvin');
+            fs.copyFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), file);
+            const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'witness.lua');
+            const child = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${script}`], {
+                cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
+                env: { ...process.env, CALVIN_NODE: process.execPath, CALVIN_CLI: CLI, CALVIN_ROOT: dir, CALVIN_FILE: file, CALVIN_TIMEOUT_MS: '90000' },
+            });
+            let out = '';
+            child.stdout.on('data', d => { out += d; });
+            child.stderr.on('data', d => { out += d; });
+            const code = await new Promise<number | null>(resolve => child.on('exit', c => resolve(c)));
+            const events = out.split('\n').filter(l => l.startsWith('CALVIN-NVIM ')).map(l => JSON.parse(l.slice('CALVIN-NVIM '.length)) as { event: string; steps?: Array<{ message: string; line: number }> });
+            assert.equal(code, 0, out);
+            const w = events.find(e => e.event === 'witness');
+            assert.ok(w?.steps && w.steps.length >= 2, out);
+            assert.match(w.steps[0].message, /^witness 1\. (T1|T2): /);
+            assert.match(w.steps[w.steps.length - 1].message, /<- here$/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

@@ -20,7 +20,7 @@ export interface CliRun {
 
 /** `calvin check --format json DIR` in a fresh process. */
 export function cliDiagnostics(dir: string): CliRun {
-    const cli = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', dir], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const cli = spawnSync(process.execPath, [CLI, 'check', '--no-witness', '--format', 'json', dir], { encoding: 'utf8', maxBuffer: 64 << 20 });
     if (cli.status !== 0 && cli.status !== 1) throw new Error(`calvin check failed: ${cli.stderr}`);
     const { diagnostics } = JSON.parse(cli.stdout) as Pick<CliRun, 'diagnostics'>;
     return { diagnostics, keys: diagnostics.map(d => key(d.file, d.line, d.column, d.endLine, d.endColumn, d.code, SEVERITY[d.severity])).sort() };

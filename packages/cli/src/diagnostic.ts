@@ -10,6 +10,14 @@ export interface CliDiagnostic {
     message: string;
     /** Related locations: the annotation involved, the call chain into an inlined body. */
     related?: Array<{ file: string; line: number; column: number; message: string }>;
+    /** For an error of the verifier: a concrete interleaving that reaches it, or why none was found within the bounds (issue 14). */
+    witness?: {
+        status: 'confirmed' | 'not-confirmed';
+        bounds: { loops: number; switches: number; copies: number; inlineDepth: number };
+        summary?: string;
+        reason?: string;
+        steps: Array<{ thread: string; file: string; line: number; column: number; action: string; values: string; failing?: boolean }>;
+    };
 }
 
 export interface CheckReport {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapeControl } from '@calvin/verifier';
-import type { CheckReport } from './diagnostic.js';
+import type { CheckReport, CliDiagnostic } from './diagnostic.js';
 
 export type Format = 'text' | 'json' | 'sarif';
 
@@ -11,6 +11,7 @@ export function formatText(report: CheckReport): string {
     for (const d of report.diagnostics) {
         lines.push(`${printable(d.file)}:${d.line}:${d.column}: ${d.severity} [${d.code}] ${oneLine(d.message)}`);
         for (const r of d.related ?? []) lines.push(`  ${printable(r.file)}:${r.line}:${r.column}: note: ${oneLine(r.message)}`);
+        if (d.witness) lines.push(...witnessLines(d.witness));
     }
     for (const c of report.checks ?? []) {
         lines.push(printable(`check ${c.kind} ${c.name} (${c.file}): ${c.status} in ${c.timeMs} ms, ${c.queries} quer${c.queries === 1 ? 'y' : 'ies'}${c.envStar ? `; ${c.envStar}` : ''}`));
@@ -20,6 +21,18 @@ export function formatText(report: CheckReport): string {
     lines.push(`${report.files} file${report.files === 1 ? '' : 's'}, ${report.procedures} procedure${report.procedures === 1 ? '' : 's'}: ` +
         `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} (${report.timeMs} ms)`);
     return lines.join('\n') + '\n';
+}
+
+/** The interleaving under its diagnostic: numbered steps, thread, file:line, the operation and its values (issue 14). */
+function witnessLines(w: NonNullable<CliDiagnostic['witness']>): string[] {
+    if (w.status !== 'confirmed') return [`  witness: ${oneLine(w.reason ?? 'not confirmed')}`];
+    const rows = w.steps.map((s, i) => ({ n: `${i + 1}.`, thread: s.thread, at: `${path.basename(s.file)}:${s.line}`, action: oneLine(s.action), values: s.values ? `(${oneLine(s.values)})` : '', failing: s.failing }));
+    const width = (f: (r: typeof rows[number]) => string) => Math.max(0, ...rows.map(r => f(r).length));
+    const [wn, wt, wa, wc] = [width(r => r.n), width(r => r.thread), width(r => r.at), width(r => r.action)];
+    return [
+        `  witness: ${oneLine(w.summary ?? 'confirmed')}`,
+        ...rows.map(r => printable(`    ${r.n.padStart(wn)} ${r.thread.padEnd(wt)}  ${r.at.padEnd(wa)}  ${r.action.padEnd(wc)}  ${r.values}${r.failing ? '  <-' : ''}`.trimEnd())),
+    ];
 }
 
 /** One diagnostic, one line: line breaks in a message become spaces (other controls are escaped). */
@@ -99,6 +112,7 @@ export function formatSarif(report: CheckReport, version: string): string {
                         region: { startLine: d.line, startColumn: d.column, endLine: d.endLine, endColumn: d.endColumn },
                     },
                 }],
+                ...(d.witness && d.witness.status === 'confirmed' ? { codeFlows: codeFlowsOf(d.witness) } : {}),
                 ...(d.related ? {
                     relatedLocations: d.related.map((r, id) => ({
                         id,
@@ -110,4 +124,22 @@ export function formatSarif(report: CheckReport, version: string): string {
         }],
     };
     return JSON.stringify(sarif, null, 2) + '\n';
+}
+
+/** SARIF 2.1.0 `codeFlows` of a confirmed witness: one `threadFlow` per thread (§3.36-3.38), each location with its global `executionOrder`. */
+function codeFlowsOf(w: NonNullable<CliDiagnostic['witness']>): unknown[] {
+    const flows = new Map<string, { id: string; message: { text: string }; locations: unknown[] }>();
+    w.steps.forEach((s, i) => {
+        let flow = flows.get(s.thread);
+        if (!flow) flows.set(s.thread, flow = { id: s.thread, message: { text: `thread ${s.thread}` }, locations: [] });
+        flow.locations.push({
+            location: {
+                physicalLocation: { artifactLocation: { uri: artifactUri(s.file) }, region: { startLine: s.line, startColumn: s.column } },
+                message: { text: s.values ? `${s.action} (${s.values})` : s.action },
+            },
+            executionOrder: i + 1,
+            importance: s.failing ? 'essential' : 'important',
+        });
+    });
+    return [{ message: { text: w.summary ?? 'a concrete interleaving that reaches the failure' }, threadFlows: [...flows.values()] }];
 }

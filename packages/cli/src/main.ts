@@ -33,6 +33,8 @@ program
     .option('--verbose', 'list every check (thread, abstraction, initialization) with its status and time')
     .option('--no-verify', 'run the front end only (syntax, names, types)')
     .option('--no-infer', 'do not infer the protection (writable_if, environment) the programs leave out: check them as written')
+    .option('--no-witness', 'do not search a concrete interleaving for each error')
+    .addOption(new Option('--witness-bounds <loops,switches,copies>', 'bounds of the witness search: loop iterations, context switches, copies of each replicated thread').default('3,3,2').argParser(boundsArg))
     .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
     .action(async (files: string[], options: CheckCliOptions) => {
         finishing = true;
@@ -43,6 +45,7 @@ program
                 verbose: options.verbose === true,
                 verifier: {
                     solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt, infer: options.infer,
+                    witness: options.witness ? { bounds: parseBounds(options.witnessBounds) } : undefined,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
                     trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${printableLines(m)}\n`) : undefined,
@@ -95,6 +98,18 @@ interface CheckCliOptions {
     verbose?: boolean;
     verify: boolean;
     infer: boolean;
+    witness: boolean;
+    witnessBounds: string;
+}
+
+function boundsArg(value: string): string {
+    if (!/^[1-9][0-9]?,[0-9]{1,2},[1-9][0-9]?$/.test(value)) throw new InvalidArgumentError(`--witness-bounds takes loops,switches,copies, three small numbers (got '${value}')`);
+    return value;
+}
+
+function parseBounds(value: string): { loops: number; switches: number; copies: number } {
+    const [loops, switches, copies] = value.split(',').map(Number);
+    return { loops, switches, copies };
 }
 
 /**

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, diagnosticText, oneLine, verifyProgram, verifyWithInference, type BackendKind, type InferredAnnotation, type Range, type SolverBackend, type CheckResult, type VDiagnostic } from '@calvin/verifier';
+import { createBackend, diagnosticText, oneLine, verifyProgram, verifyWithInference, WitnessSearch, witnessJson, type BackendKind, type InferredAnnotation, type Range, type SolverBackend, type CheckResult, type VDiagnostic, type WitnessBounds } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -22,6 +22,8 @@ export interface VerifyStepOptions {
     trace?: (line: string) => void;
     /** Infer the protection the programs leave out (default true; `--no-infer`). */
     infer: boolean;
+    /** Search a concrete interleaving for every error (default true; `--no-witness`), within these bounds. */
+    witness?: { bounds?: Partial<WitnessBounds> };
 }
 
 /** --dump-smt: every query of a check into DIR/<check>.smt2. */
@@ -81,8 +83,9 @@ export async function verifyDocuments(
         for (const group of todo) {
             // one program's failure never discards the others' results
             let result: Awaited<ReturnType<typeof verifyProgram>>;
+            let model: ReturnType<typeof toProgramModel>;
             try {
-                const model = toProgramModel(group, Calvin.types.TypeSystem);
+                model = toProgramModel(group, Calvin.types.TypeSystem);
                 const verifyOptions = {
                     solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
                     dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,
@@ -104,7 +107,18 @@ export async function verifyDocuments(
                 out.notChecked++;
                 continue;
             }
-            for (const d of result.diagnostics) out.diagnostics.push(toCli(d, fileOf));
+            const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
+            const search = options.witness ? new WitnessSearch(model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
+            for (const d of result.diagnostics) {
+                const cli = toCli(d, fileOf);
+                if (search && d.severity === 'error' && d.code !== 'unknown') {
+                    // (a failure of the witness search costs only the witness, never the diagnostic)
+                    const w = await search.find(d).catch(e => ({ status: 'not-confirmed' as const, bounds: { loops: 0, switches: 0, copies: 0, inlineDepth: 0 }, reason: `the witness search failed: ${oneLine(e)}`, timeMs: 0 }));
+                    const j = witnessJson(w);
+                    cli.witness = { ...j, steps: j.steps.map(st => ({ ...st, file: fileOf(st.file) })) };
+                }
+                out.diagnostics.push(cli);
+            }
             if (result.checks.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
             for (const u of result.checks) {
                 if (u.status === 'error') out.notChecked++;

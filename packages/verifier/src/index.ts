@@ -13,3 +13,4 @@ export { escapeControl } from './report/text.js';
 export { inferAnnotations, type Inference, type InferredAnnotation, type InferredGuard, type InferOptions } from './infer/infer.js';
 export { withAnnotations, annotationInsert, type TextInsert } from './infer/insert.js';
 export { verifyWithInference, Refutations, refutationsOf, type InferredVerifyResult } from './incremental/infer-loop.js';
+export { WitnessSearch, findWitnesses, witnessText, witnessJson, witnessCodeFlows, DEFAULT_BOUNDS, type WitnessBounds, type WitnessResult, type WitnessStep } from './witness/index.js';

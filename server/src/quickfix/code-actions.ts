@@ -67,6 +67,14 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
                 case 'race': actions.push(...(attempt('Add writable_if', () => this.raceActions(at, index, d)) ?? [])); break;
                 default: break;
             }
+            // a confirmed witness (issue 14): the interleaving as a document
+            const w = (d.data as { witness?: { status?: string; steps?: unknown[] } } | undefined)?.witness;
+            if (w?.status === 'confirmed') {
+                actions.push({
+                    title: `Show interleaving (${w.steps?.length ?? 0} steps)`, kind: CodeActionKind.QuickFix, diagnostics: [d],
+                    command: { title: 'Show interleaving', command: COMMANDS.showWitness, arguments: [document.uri.toString(), d] },
+                });
+            }
             switch (String(d.code)) {
                 case 'invariant': case 'env': case 'race': case 'assert': case 'null': case 'bounds': case 'div-zero': case 'loop-invariant':
                     // (elsewhere than invariant and env failures: when another thread's step changed what the check read)

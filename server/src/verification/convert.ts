@@ -1,7 +1,7 @@
 // LSP conversion of the verifier's results: ranges, diagnostics (with their
 // counterexamples as data), and diagnostics moved with an edit.
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
-import { diagnosticText, type CheckPlan, type CheckResult, type VDiagnostic } from '@calvin/verifier';
+import { diagnosticText, type CheckPlan, type CheckResult, type VDiagnostic, type WitnessResult } from '@calvin/verifier';
 import { moveRange, type TextEdit } from './positions.js';
 
 /** A verification diagnostic as shown in a document. */
@@ -54,12 +54,39 @@ export function toLsp(d: VDiagnostic): Diagnostic {
     };
 }
 
-/** A check's diagnostics as shown; `data.check` names the check (code actions re-run it). */
-export function shownOf(result: CheckResult): Shown[] {
+/** The key of a verifier diagnostic within its check (its witness is kept under it). */
+export function findingKey(d: VDiagnostic): string {
+    const r = d.range;
+    return `${r.file}:${r.startLine}:${r.startChar}:${r.endLine}:${r.endChar}:${d.code}`;
+}
+
+/** Related locations shown for a witness: its steps (at most this many, the failing ones kept). */
+const MAX_WITNESS_STEPS = 40;
+
+/**
+ * A check's diagnostics as shown; `data.check` names the check (code actions
+ * re-run it); with its witness (issue 14), `data.witness` and the steps as
+ * related information (any LSP editor lists them), or why none was found.
+ */
+export function shownOf(result: CheckResult, witnesses?: Map<string, WitnessResult | 'pending'>): Shown[] {
     // (a refuted inferred annotation is not the program's failure: the inference weakens it and plans again)
     return result.diagnostics.filter(d => !d.inferred).map(d => {
         const lsp = toLsp(d);
-        return { uri: d.range.file, diagnostic: { ...lsp, data: { ...(lsp.data as object | undefined), check: result.key } } };
+        const w = witnesses?.get(findingKey(d));
+        const data = { ...(lsp.data as object | undefined), check: result.key, ...(w && w !== 'pending' ? { witness: w } : {}), ...(w === 'pending' ? { witnessPending: true } : {}) };
+        const related = [...(lsp.relatedInformation ?? [])];
+        if (w && w !== 'pending') {
+            if (w.status === 'confirmed') {
+                const steps = w.steps.length > MAX_WITNESS_STEPS ? w.steps.filter((s, i) => s.failing || i >= w.steps.length - MAX_WITNESS_STEPS) : w.steps;
+                steps.forEach(s => related.push({
+                    location: { uri: s.file, range: { start: { line: s.line - 1, character: s.column - 1 }, end: { line: s.line - 1, character: s.column - 1 } } },
+                    message: `witness ${w.steps.indexOf(s) + 1}. ${s.thread}: ${s.action}${s.values ? ` (${s.values})` : ''}${s.failing ? ' <- here' : ''}`,
+                }));
+            } else {
+                related.push({ location: { uri: d.range.file, range: lspRange(d.range) }, message: `witness: ${w.reason}` });
+            }
+        }
+        return { uri: d.range.file, diagnostic: { ...lsp, relatedInformation: related.length > 0 ? related : undefined, data } };
     });
 }
 

@@ -17,6 +17,8 @@ export const COMMANDS = {
     cancel: 'calvin.check.cancel',
     /** A diagnostic's environment step as Markdown (`{ markdown }`; VS Code opens it): [uri, diagnostic]. */
     showCounterexample: 'calvin.counterexample.show',
+    /** A diagnostic's witness (a concrete interleaving) as Markdown, with its steps (`{ markdown, steps }`): [uri, diagnostic]. */
+    showWitness: 'calvin.witness.show',
 } as const;
 
 /** A code lens title for a check's state. */
@@ -91,5 +93,6 @@ export class CalvinCommandHandler extends AbstractExecuteCommandHandler {
         accept(COMMANDS.runFile, async ([uri]) => service().verifyFile(String(uri)));
         accept(COMMANDS.cancel, async ([uri]) => ({ cancelled: service().cancelChecks(typeof uri === 'string' ? uri : undefined) }));
         accept(COMMANDS.showCounterexample, async ([uri, diagnostic]) => service().environmentStep(String(uri), diagnostic));
+        accept(COMMANDS.showWitness, async ([uri, diagnostic]) => service().witnessMarkdown(String(uri), diagnostic) ?? { markdown: 'No interleaving is known for this diagnostic yet.', steps: [] });
     }
 }

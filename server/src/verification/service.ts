@@ -21,11 +21,12 @@ import { DiagnosticSeverity, type Connection, type Diagnostic, type InitializePa
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
     CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, ResultCache,
-    storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel,
+    storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel, type WitnessResult,
 } from '@calvin/verifier';
 import { diff } from './positions.js';
 import { clampTimeLimit, DEFAULT_SETTINGS, validateSettings, type VerificationSettings } from './settings.js';
-import { lspContains, planContains, toLsp, within } from './convert.js';
+import { findingKey, lspContains, planContains, shownOf, toLsp, within } from './convert.js';
+import { witnessDocument } from './witness-document.js';
 import { environmentStepMarkdown } from './environment-step.js';
 import { CheckTracker, type CheckStatus, type CheckStatusParams, type TrackedCheck, type TrackedProgram } from './tracker.js';
 import { CheckScheduler } from './scheduler.js';
@@ -408,6 +409,7 @@ export class VerificationService {
         if (this.refuted(program, [...program.checks.values()].filter(c => c.current && c.result).map(c => c.result!), run)) return;
         for (const c of decisions.run) void this.runCheck(program, c, this.priorityOf(c, program));
         this.publishProgram(program);
+        if (run) for (const c of program.checks.values()) if (c.current && c.result?.status === 'failed') this.searchWitnesses(program, c);
     }
 
     /** The inference of a program (calvin.infer), or the program as written. */
@@ -480,7 +482,7 @@ export class VerificationService {
         const jobPlan = check.job.plan;
         const edits = check.job.edits; // (a plan that kept the job since it was submitted moved this forward)
         check.job = undefined;
-        if (outcome.kind === 'cancelled') {
+        if (outcome.kind !== 'result') {
             check.state = 'stale';
             this.publishProgram(program);
             return;
@@ -497,6 +499,63 @@ export class VerificationService {
         this.tracker.accept(check, decodeResult(stored, jobPlan), 'run');
         if (this.refuted(program, [check.result!])) return;
         this.publishProgram(program); // its diagnostics, then the states
+        this.searchWitnesses(program, check);
+    }
+
+    // ------------------------------------------------------------ witnesses (issue 14)
+
+    /**
+     * In the background, after a check's diagnostics are shown: for each of
+     * its errors, a concrete interleaving of the real program that reaches it
+     * (on the check workers, after every check), shown with the diagnostic
+     * once found. A witness holds for the program's text it was searched
+     * for; an edit starts over.
+     */
+    private searchWitnesses(program: TrackedProgram, check: TrackedCheck): void {
+        if (!this.settings.witness || !program.model || !check.result || !check.current) return;
+        if (check.witnessEdits !== program.edits) {
+            this.scheduler.cancel(check.witnessJobs.splice(0));
+            check.witnesses.clear();
+            check.witnessEdits = program.edits;
+        }
+        const sources: Record<string, string> = {};
+        for (const u of program.uris) { const d = this.documentOf(u); if (d) sources[u] = d.textDocument.getText(); }
+        const edits = program.edits;
+        const model = program.model;
+        let added = false;
+        for (const d of check.result.diagnostics) {
+            if (d.severity !== 'error' || d.inferred || d.code === 'unknown') continue;
+            const key = findingKey(d);
+            if (check.witnesses.has(key)) continue;
+            check.witnesses.set(key, 'pending');
+            added = true;
+            const limit = this.settings.timeLimitMs;
+            const { id, done } = this.scheduler.submit({
+                version: `${program.version}`, model, key: check.plan.key, name: check.plan.name, kind: check.plan.kind, range: check.plan.range,
+                options: { timeLimitMs: limit, checkBudgetMs: 4 * limit }, priority: 3, witness: { diagnostic: d, sources },
+            });
+            check.witnessJobs.push(id);
+            void done.then(outcome => {
+                check.witnessJobs = check.witnessJobs.filter(j => j !== id);
+                if (this.tracker.programOf(check.uri) !== program || program.edits !== edits || check.witnesses.get(key) !== 'pending') return;
+                if (outcome.kind === 'witness') check.witnesses.set(key, outcome.witness);
+                else check.witnesses.delete(key);
+                if (check.result && check.current) check.shown = shownOf(check.result, check.witnesses);
+                this.publishProgram(program);
+            });
+        }
+        if (added) {
+            if (check.result) check.shown = shownOf(check.result, check.witnesses);
+            this.publisher.statusChanged(check.uri);
+        }
+    }
+
+    /** The witness of a diagnostic shown in a document, as Markdown with links to its steps (the "Show interleaving" command). */
+    witnessMarkdown(uri: string, diagnostic: unknown): { markdown: string; steps: Array<{ uri: string; line: number; text: string }> } | undefined {
+        const w = (diagnostic as { data?: { witness?: WitnessResult } } | undefined)?.data?.witness;
+        const message = (diagnostic as { message?: string } | undefined)?.message ?? '';
+        if (!w) return undefined;
+        return witnessDocument(w, message, uri);
     }
 
     /** `calvin.maxWorkers`, or cores − 1 (at least 1). */

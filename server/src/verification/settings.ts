@@ -14,9 +14,11 @@ export interface VerificationSettings {
     resourceLimit: number;
     /** Infer the protection (writable_if, environment) and invariants the program leaves out. */
     infer: boolean;
+    /** Search a concrete interleaving for each error, in the background (issue 14). */
+    witness: boolean;
 }
 
-export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0, infer: true };
+export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0, infer: true, witness: true };
 
 /** Bounds of the time limit per check (ms). */
 export const MIN_TIME_LIMIT_MS = 100;
@@ -65,6 +67,10 @@ export function validateSettings(raw: unknown, current: VerificationSettings, wa
         else { out.diskCache = DEFAULT_SETTINGS.diskCache; bad('diskCache', o.diskCache, out.diskCache); }
     }
     if (o.cache === false) out.diskCache = false;
+    if (o.witness !== undefined) {
+        if (typeof o.witness === 'boolean') out.witness = o.witness;
+        else { out.witness = DEFAULT_SETTINGS.witness; bad('witness', o.witness, out.witness); }
+    }
     if (o.infer !== undefined) {
         if (typeof o.infer === 'boolean') out.infer = o.infer;
         else { out.infer = DEFAULT_SETTINGS.infer; bad('infer', o.infer, out.infer); }

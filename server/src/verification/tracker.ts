@@ -2,7 +2,7 @@
 // what is shown), and the decisions a new plan implies. Pure state: no LSP,
 // no solver, no timers (the scheduler runs jobs, the publisher sends).
 import type { Diagnostic } from 'vscode-languageserver';
-import type { CheckPlan, ProgramModel, CheckResult, Inference } from '@calvin/verifier';
+import type { CheckPlan, ProgramModel, CheckResult, Inference, WitnessResult } from '@calvin/verifier';
 import { decodeResult, encodeResult, Refutations } from '@calvin/verifier';
 import { fromLsp, lspRange, moveDiagnostic, shownOf, type Shown } from './convert.js';
 import { moveExtent, moveRange, type TextEdit } from './positions.js';
@@ -20,6 +20,8 @@ export interface CheckStatus {
     state: CheckState;
     cached: boolean;
     timeMs?: number;
+    /** The witness searches of its errors (issue 14): some still running, or all done. None: no error to search. */
+    witnesses?: 'pending' | 'ready';
 }
 
 export interface CheckStatusParams {
@@ -45,6 +47,10 @@ export interface TrackedCheck {
     shown: Shown[];
     /** The job running it, if any (its id in the check pool); `edits`: the program's text changes its result is valid for. */
     job?: { id: number; fingerprint: string; plan: CheckPlan; edits?: number };
+    /** Witnesses of its findings by finding key (issue 14), for the program's text at `witnessEdits`; and the jobs searching them. */
+    witnesses: Map<string, WitnessResult | 'pending'>;
+    witnessJobs: number[];
+    witnessEdits?: number;
 }
 
 export interface TrackedProgram {
@@ -108,6 +114,7 @@ export class CheckTracker {
                 name: c.plan.name, key: c.plan.key, kind: c.plan.kind, range: lspRange(c.plan.range),
                 ...(c.plan.extent && c.plan.extent.file === uri ? { extent: lspRange(c.plan.extent) } : {}),
                 state: c.state, cached: c.cached, timeMs: c.result?.timeMs,
+                ...(c.witnesses.size > 0 ? { witnesses: [...c.witnesses.values()].some(w => w === 'pending') ? 'pending' as const : 'ready' as const } : {}),
             })),
         };
     }
@@ -197,7 +204,7 @@ export class CheckTracker {
         for (const plan of plans) {
             const old = previous.get(plan.key);
             previous.delete(plan.key);
-            const check: TrackedCheck = old ?? { plan, uri: plan.range.file, state: 'stale', cached: false, current: false, shown: [] };
+            const check: TrackedCheck = old ?? { plan, uri: plan.range.file, state: 'stale', cached: false, current: false, shown: [], witnesses: new Map(), witnessJobs: [] };
             const oldPlan = old?.plan; // (check is old: its plan is replaced just below)
             const samePlan = old?.current && old.result && oldPlan!.fingerprint === plan.fingerprint;
             check.plan = plan;
@@ -206,7 +213,7 @@ export class CheckTracker {
             if (samePlan) {
                 // unchanged: its result at the new positions
                 check.result = { ...check.result!, ...decodeResult(encodeResult(check.result!, oldPlan!), plan) };
-                check.shown = shownOf(check.result);
+                check.shown = shownOf(check.result, check.witnesses);
                 if (check.state !== check.result.status) { check.state = check.result.status; out.changed.add(check.uri); }
                 continue;
             }
@@ -242,7 +249,7 @@ export class CheckTracker {
         check.current = true;
         check.cached = from === 'cache';
         check.state = result.status;
-        check.shown = shownOf(result);
+        check.shown = shownOf(result, check.witnesses);
     }
 
     /** The verification diagnostics of a document: its checks' (once per range and code), then (`infos: 'with'`) the program's infos. */

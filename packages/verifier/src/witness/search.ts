@@ -87,7 +87,11 @@ export class WitnessSearch {
             for (const bounds of this.stages()) {
                 const { bp, init } = this.prepare(bounds);
                 const sp = new SymProgram(bp, init.heap);
-                result = await this.search(goalOf(d, sp), sp, bp, init, t0, d, bounds);
+                const found = await this.search(goalOf(d, sp), sp, bp, init, t0, d, bounds);
+                // (only the result, as data: the search's candidate stays here)
+                const { candidate: _candidate, ...plain } = found;
+                void _candidate;
+                result = plain;
                 if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
             }
             return result!;

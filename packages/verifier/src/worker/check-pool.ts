@@ -7,7 +7,9 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ProgramModel, Range } from '../model/program.js';
 import type { CheckResult } from '../driver/verify.js';
-import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
+import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker, WitnessRequest } from './check-protocol.js';
+import type { WitnessResult } from '../witness/types.js';
+import { DEFAULT_BOUNDS } from '../witness/types.js';
 
 export interface CheckJob {
     /** The program (by version: a worker receives each version once). */
@@ -23,9 +25,11 @@ export interface CheckJob {
     priority: number;
     /** Called when a worker starts it. */
     onStart?: () => void;
+    /** A witness search for a diagnostic of the program, instead of the check (issue 14). */
+    witness?: WitnessRequest;
 }
 
-export type JobOutcome = { kind: 'result'; result: CheckResult } | { kind: 'cancelled' };
+export type JobOutcome = { kind: 'result'; result: CheckResult } | { kind: 'witness'; witness: WitnessResult } | { kind: 'cancelled' };
 
 interface Queued {
     id: number;
@@ -169,7 +173,7 @@ export class CheckPool {
         try {
             await slot.ready;
         } catch (e) {
-            this.settle(slot, { kind: 'result', result: failed(q.job, `the solver could not start (${(e as Error).message})`, 0) });
+            this.settle(slot, unfinished(q.job, `the solver could not start (${(e as Error).message})`, 0));
             return;
         }
         if (slot.running?.id !== q.id) return;
@@ -182,11 +186,11 @@ export class CheckPool {
             if (slot.programs.size > 4) slot.programs.delete(slot.programs.values().next().value!);
         }
         job.onStart?.();
-        this.post(slot, { type: 'check', id: q.id, version: job.version, key: job.key, options: job.options });
+        this.post(slot, { type: 'check', id: q.id, version: job.version, key: job.key, options: job.options, ...(job.witness ? { witness: job.witness } : {}) });
         slot.running.timers.push(setTimeout(() => {
             if (slot.running?.id !== q.id) return;
             const ms = Date.now() - slot.running.started;
-            this.restart(slot, { kind: 'result', result: failed(job, `it ran out of time (limit ${job.options.checkBudgetMs} ms per check; raise it with calvin.timeLimitMs)`, ms) });
+            this.restart(slot, unfinished(job, `it ran out of time (limit ${job.options.checkBudgetMs} ms per check; raise it with calvin.timeLimitMs)`, ms));
         }, job.options.checkBudgetMs + HARD_GRACE_MS));
     }
 
@@ -195,7 +199,7 @@ export class CheckPool {
         if (!r) return;
         slot.running = undefined;
         for (const t of r.timers) clearTimeout(t);
-        r.resolve(r.cancelled && outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed' ? { kind: 'cancelled' } : outcome);
+        r.resolve(r.cancelled && (outcome.kind === 'witness' || (outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed')) ? { kind: 'cancelled' } : outcome);
         if (this.slots.length > this.target) this.retire();
         this.pump();
     }
@@ -229,11 +233,12 @@ export class CheckPool {
                     case 'ready': clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
                     case 'fatal': slot.lastError = m.message; return;
                     case 'result': if (slot.running?.id === m.id) this.settle(slot, { kind: 'result', result: m.result }); return;
+                    case 'witness': if (slot.running?.id === m.id) this.settle(slot, { kind: 'witness', witness: m.witness }); return;
                     case 'cancelled': if (slot.running?.id === m.id) this.settle(slot, { kind: 'cancelled' }); return;
                     case 'failure':
                         if (slot.running?.id === m.id) {
                             const job = slot.running.job;
-                            this.settle(slot, { kind: 'result', result: failed(job, m.kind === 'crash' ? `the solver crashed (${m.message}); it was restarted` : `internal error: ${m.message}`, Date.now() - slot.running.started, m.kind === 'crash' ? 'unknown' : 'error') });
+                            this.settle(slot, unfinished(job, m.kind === 'crash' ? `the solver crashed (${m.message}); it was restarted` : `internal error: ${m.message}`, Date.now() - slot.running.started, m.kind === 'crash' ? 'unknown' : 'error'));
                         }
                         return;
                 }
@@ -247,7 +252,7 @@ export class CheckPool {
                 reject(new Error(`the check worker exited (code ${code}): ${slot.lastError}`));
                 if (slot.running) {
                     const job = slot.running.job;
-                    this.settle(slot, { kind: 'result', result: failed(job, `the solver crashed (exit code ${code}${slot.lastError ? `: ${slot.lastError.trim().split('\n').pop()}` : ''}); it was restarted`, Date.now() - slot.running.started) });
+                    this.settle(slot, unfinished(job, `the solver crashed (exit code ${code}${slot.lastError ? `: ${slot.lastError.trim().split('\n').pop()}` : ''}); it was restarted`, Date.now() - slot.running.started));
                 }
                 if (!started && ++slot.failedStarts >= 3) return; // it cannot start: checks get 'could not start'
                 this.start(slot);
@@ -266,6 +271,12 @@ export class CheckPool {
         if (this.slots.includes(slot)) this.start(slot); // unless it was retired meanwhile
         this.pump();
     }
+}
+
+/** A job that did not finish: a check is unknown (never verified); a witness search is not confirmed, and says why. */
+function unfinished(job: CheckJob, why: string, ms: number, status: CheckResult['status'] = 'unknown'): JobOutcome {
+    if (job.witness) return { kind: 'witness', witness: { status: 'not-confirmed', bounds: { ...DEFAULT_BOUNDS, ...job.witness.bounds }, reason: `the witness search did not finish: ${why}`, timeMs: ms } };
+    return { kind: 'result', result: failed(job, why, ms, status) };
 }
 
 /** A check that did not finish: unknown (or error), with a warning at its name, never verified. */

@@ -1,7 +1,16 @@
 // Messages between the host (check-pool.ts) and a check worker (check-worker.ts).
 // Type-only module: the worker bundle must not pull in host code.
 import type { ProgramModel } from '../model/program.js';
-import type { CheckResult } from '../driver/verify.js';
+import type { CheckResult, VDiagnostic } from '../driver/verify.js';
+import type { WitnessBounds, WitnessResult } from '../witness/types.js';
+
+/** A witness search (issue 14) instead of a check: an interleaving of the real program that reaches this diagnostic. */
+export interface WitnessRequest {
+    diagnostic: VDiagnostic;
+    bounds?: Partial<WitnessBounds>;
+    /** The source text of the program's files (by Range.file), for the steps' actions. */
+    sources: Record<string, string>;
+}
 
 export interface CheckOptions {
     /** Limit per solver query (ms). */
@@ -15,7 +24,7 @@ export interface CheckOptions {
 export type HostToCheckWorker =
     /** A program the next checks refer to (kept by version). */
     | { type: 'program'; version: string; model: ProgramModel }
-    | { type: 'check'; id: number; version: string; key: string; options: CheckOptions }
+    | { type: 'check'; id: number; version: string; key: string; options: CheckOptions; witness?: WitnessRequest }
     /** Stop the check in flight (its solver query is interrupted). */
     | { type: 'cancel'; id: number }
     /** Tests only: die like a wasm crash, or hang. */
@@ -24,6 +33,7 @@ export type HostToCheckWorker =
 export type CheckWorkerToHost =
     | { type: 'ready'; initMs: number; z3Version: string }
     | { type: 'result'; id: number; result: CheckResult }
+    | { type: 'witness'; id: number; witness: WitnessResult }
     | { type: 'cancelled'; id: number }
     /** The check could not run ('crash': the worker exits right after). */
     | { type: 'failure'; id: number; kind: 'crash' | 'error'; message: string }

@@ -14,6 +14,7 @@ import { sessionPrelude } from '../solver-host/pool.js';
 import type { SolverBackend, SolverSession } from '../solver-host/types.js';
 import { isWasmCrash, messageOf, startZ3, WARM_UP, WasmRuntimeError, type DirectZ3 } from '../solver-host/z3-direct.js';
 import type { CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
+import { WitnessSearch } from '../witness/search.js';
 
 const port = parentPort;
 if (!port) throw new Error('check-worker must run in a worker thread');
@@ -23,7 +24,7 @@ function send(message: CheckWorkerToHost): void {
 }
 
 /** Programs by version (the last few), with their contexts. */
-const programs = new Map<string, { model: ProgramModel; ctx?: ProgramContext }>();
+const programs = new Map<string, { model: ProgramModel; ctx?: ProgramContext; search?: WitnessSearch; sources?: Record<string, string> }>();
 const KEEP_PROGRAMS = 4;
 
 class Cancelled extends Error { }
@@ -64,9 +65,28 @@ async function main(): Promise<void> {
             send({ type: 'failure', id: m.id, kind: 'error', message: `unknown program version ${m.version}` });
             return;
         }
-        program.ctx ??= programContext(program.model);
         const state = { cancelled: false };
         current = { id: m.id, state };
+        if (m.witness) {
+            // a witness search: the real program, on this worker's Z3, with the check's time limit
+            const w = m.witness;
+            try {
+                program.sources = w.sources;
+                program.search ??= new WitnessSearch(program.model, { solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => program.sources?.[f] });
+                const witness = await program.search.find(w.diagnostic);
+                send(state.cancelled ? { type: 'cancelled', id: m.id } : { type: 'witness', id: m.id, witness });
+            } catch (e) {
+                if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id: m.id });
+                else if (isWasmCrash(e)) {
+                    send({ type: 'failure', id: m.id, kind: 'crash', message: `z3 crashed: ${messageOf(e)}` });
+                    process.exit(70);
+                } else send({ type: 'failure', id: m.id, kind: 'error', message: messageOf(e) });
+            } finally {
+                current = undefined;
+            }
+            return;
+        }
+        program.ctx ??= programContext(program.model);
         try {
             const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit });
             if (state.cancelled) send({ type: 'cancelled', id: m.id });
