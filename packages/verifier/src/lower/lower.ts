@@ -496,7 +496,7 @@ export class Lowerer {
             cmds.push({ k: 'local', var: tmp, value: this.locValue(l.loc) });
             return { cmds, term: this.localTerm(tmp) };
         }
-        const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
+        const tmp = this.fresh(`read_${l.text.replace(/[^\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Sc}\p{Pc}]/gu, '')}`, sortOfType(l.type), l.type);
         const t = this.localTerm(tmp);
         const cmd = this.op('read', l.range, frame, [this.accessTo(l, { write: false, range: accessRange })], [
             ...this.locChecks(l, frame),
@@ -682,7 +682,7 @@ export class Lowerer {
                 const typing = this.typing(this.locValue(l.loc), l.type, this.objectOf(l.loc));
                 if (typing.length === 0) return this.locValue(l.loc);
                 // a reference read here is typed (and published when read from shared memory) as any other read
-                const tmp = this.fresh(`read_${l.text.replace(/\W/g, '')}`, sortOfType(l.type), l.type);
+                const tmp = this.fresh(`read_${l.text.replace(/[^\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Sc}\p{Pc}]/gu, '')}`, sortOfType(l.type), l.type);
                 append(out, [{ k: 'local', var: tmp, value: this.locValue(l.loc) }], this.typing(this.localTerm(tmp), l.type, this.objectOf(l.loc)));
                 return this.localTerm(tmp);
             }

@@ -1088,9 +1088,10 @@ export class Simulator {
 
 /** How a local is shown in a counterexample: a program variable by its name, a read by the location's; temporaries not at all. */
 function displayName(local: string): string | undefined {
-    const source = /^l~([A-Za-z_]\w*)@\d+:\d+~\d+$/.exec(local);
+    // (Java identifiers: Unicode letters, currency symbols, connectors, digits)
+    const source = /^l~([\p{L}\p{Nl}\p{Sc}\p{Pc}][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Sc}\p{Pc}]*)@\d+:\d+~\d+$/u.exec(local);
     if (source) return source[1];
-    const read = /^l~(?:read|final)_(\w+?)~\d+$/.exec(local);
+    const read = /^l~(?:read|final)_([\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Sc}\p{Pc}]+?)~\d+$/u.exec(local);
     if (read) return read[1];
     return undefined;
 }
