@@ -50,9 +50,6 @@ export class CheckScheduler {
         for (const uri of uris) this.queued.add(uri);
         if (this.queued.size === 0) return;
         if (this.timer) clearTimeout(this.timer);
-        // The workspace's first build is planned at once: nobody is typing yet (issue 15: start-up).
-        const delay = this.planned ? this.options.debounceMs : 0;
-        this.planned = true;
         this.timer = setTimeout(() => {
             this.timer = undefined;
             const batch = [...this.queued];
@@ -60,11 +57,8 @@ export class CheckScheduler {
             for (const u of batch) this.planning.add(u);
             this.running = this.running.then(() => this.options.plan(batch)).catch(e => this.options.onError(e))
                 .finally(() => { for (const u of batch) this.planning.delete(u); });
-        }, delay);
+        }, this.options.debounceMs);
     }
-
-    /** Whether anything was scheduled before (the first build is planned without the quiet period). */
-    private planned = false;
 
     /** Forget a document (deleted). */
     forget(uri: string): void {
