@@ -202,7 +202,8 @@ async function startClient(context: vscode.ExtensionContext, channel: vscode.Log
     client = newClient;
     try {
         await newClient.start();
-        newClient.onNotification('calvin/checkStatus', (p: { uri: string; checks: CheckStatus[]; pending?: boolean }) => {
+        newClient.onNotification('calvin/checkStatus', (p: { uri: string; checks: CheckStatus[]; pending?: boolean; solver?: string }) => {
+            if (p.solver) solverInUse = p.solver;
             status?.update(p.uri, p.checks, p.pending === true);
             gutter?.update(p.uri, p.checks, p.pending === true);
         });
@@ -261,6 +262,9 @@ async function showMarkdown(markdown: string): Promise<void> {
     await vscode.commands.executeCommand('markdown.showPreviewToSide', doc.uri);
 }
 
+/** The solver the server runs its checks on (from `calvin/checkStatus`), for the status menu. */
+let solverInUse: string | undefined;
+
 async function stopClient(): Promise<void> {
     const current = client;
     client = undefined;
@@ -305,6 +309,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
                 { label: '$(debug-stop) Cancel verification', description: 'stop the queued and running checks', run: cancel },
                 { label: '$(debug-restart) Restart server', run: () => vscode.commands.executeCommand('calvin.restartServer') },
                 { label: '$(output) Open log', run: () => channel.show(true) },
+                // what runs the checks (calvin.solver): said by the server in calvin/checkStatus
+                ...(solverInUse ? [{ label: '$(server-process) Solver', description: solverInUse, run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'calvin.solver') }] : []),
             ];
             const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Calvin' });
             await pick?.run();

@@ -222,9 +222,12 @@ describe('extension manifest (client/package.json)', () => {
 
     it('contributes the verification settings', () => {
         const props = manifest.contributes.configuration.properties;
-        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.infer', 'calvin.maxWorkers', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verificationGutter', 'calvin.verifyOn', 'calvin.witness']);
+        assert.deepEqual(Object.keys(props).sort(), ['calvin.diskCache', 'calvin.infer', 'calvin.maxWorkers', 'calvin.solver', 'calvin.timeLimitMs', 'calvin.trace.server', 'calvin.verificationGutter', 'calvin.verifyOn', 'calvin.witness', 'calvin.z3Path']);
         assert.equal(props['calvin.infer'].default, true);
         assert.equal(props['calvin.witness'].default, true);
+        // issue 15: the solver backend
+        assert.deepEqual(props['calvin.solver'].enum, ['auto', 'wasm', 'native']);
+        assert.equal(props['calvin.solver'].default, 'auto');
         assert.equal(props['calvin.verificationGutter'].type, 'boolean');
         assert.equal(props['calvin.verificationGutter'].default, true);
         assert.equal(props['calvin.timeLimitMs'].default, 10000);

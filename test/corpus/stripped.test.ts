@@ -23,6 +23,7 @@ export const STRIPPED_EXCEPTIONS: Record<string, string> = {
     'race_writable_if_volatile.calvin': 'its bug is a write of a volatile field that breaks the written protocol; volatile accesses never race, so without the protocol nothing is wrong',
     'refcount_ok.calvin': 'its protection is written over ghost state (which thread holds a reference): no guard over shared state says it (test/corpus/inferred/refcount_ok is the same idiom)',
     'rwlock_ok.calvin': 'its protection is written over ghost state (which threads are readers): no guard over shared state says it (test/corpus/inferred/rwlock_ok is the same idiom)',
+    'textbook_sense_barrier_ok.calvin': 'the protection of data is written over ghost state (the phase counter and the arrival flags): no guard over shared state says when the phase changes',
     'ticket_lock_ok.calvin': 'the turn belongs to the thread whose local ticket equals the shared counter: a relation between a local and shared state, which no guard over shared state can express',
 };
 

@@ -25,7 +25,7 @@ export async function check(args: string[], options: CheckOptions): Promise<Chec
     for (const s of unreadable) warn(`skipped '${s.path}': ${s.why}`);
     const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), ...readSource(f, MAX_FILE_BYTES) }));
     // Z3 takes a few hundred milliseconds to start: let it start while the front end runs.
-    const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs }) : undefined;
+    const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs, z3Path: options.verifier.z3Path }) : undefined;
     try {
         return await checkWith(files, sources, options, start, backend);
     } finally {

@@ -43,7 +43,7 @@ export async function inferFiles(args: string[], options: InferCliOptions): Prom
     const all = [...shared.workspace.LangiumDocuments.all];
     const annotations = new Map<string, InferredAnnotation[]>(sources.map(s => [s.uri, []]));
     const done = new Set<string>();
-    const backend = options.verify ? createBackend(options.verifier.solver, { workers: options.verifier.jobs }) : undefined;
+    const backend = options.verify ? createBackend(options.verifier.solver, { workers: options.verifier.jobs, z3Path: options.verifier.z3Path }) : undefined;
     try {
         for (const doc of result.documents) {
             if (done.has(doc.uri.toString())) continue;

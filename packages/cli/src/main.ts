@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { oneLine, SolverFailure } from '@calvin/verifier';
+import { oneLine, resolveSolver, SOLVER_CHOICES, SolverFailure, type SolverChoice } from '@calvin/verifier';
 import { check } from './check.js';
 import { inferFiles } from './infer.js';
 import { formatJson, formatSarif, formatText, printable, warn, type Format } from './format.js';
@@ -25,10 +25,11 @@ program
     .command('check')
     .description('check .calvin files and directories; exit 0 when there is no error, 1 when there is, 2 when the command cannot run')
     .addOption(new Option('-f, --format <format>', 'output format').choices(['text', 'json', 'sarif']).default('text'))
-    .addOption(new Option('--solver <solver>', 'solver backend: Z3 in WebAssembly (no install needed) or a native z3 on PATH').choices(['z3-wasm', 'z3-native']).default('z3-wasm'))
+    .addOption(solverOption())
+    .addOption(z3PathOption())
     .addOption(new Option('--time-limit <ms>', 'hard time limit per solver query, in milliseconds').default('10000').argParser(positiveInt('--time-limit')))
     .addOption(new Option('--resource-limit <n>', "Z3's resource limit per query (deterministic, unlike time: the same query gives up at the same point on any machine)").argParser(positiveInt('--resource-limit')))
-    .addOption(new Option('-j, --jobs <n>', 'solver instances working in parallel').default(String(Math.max(1, Math.min(4, os.availableParallelism() - 1)))).argParser(positiveInt('--jobs')))
+    .addOption(jobsOption())
     .option('--dump-smt <dir>', 'write every solver query as SMT-LIB2 into this directory (for debugging)')
     .option('--verbose', 'list every check (thread, abstraction, initialization) with its status and time')
     .option('--no-verify', 'run the front end only (syntax, names, types)')
@@ -40,11 +41,13 @@ program
         finishing = true;
         try {
             const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
+            const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
+            if (solver && debug) process.stderr.write(`calvin: solver: ${printableLines(solver.description)}\n`);
             const { skipped, checked, notChecked, ...report } = await check(files, {
                 verify: options.verify,
                 verbose: options.verbose === true,
                 verifier: {
-                    solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt, infer: options.infer,
+                    solver: solver?.kind ?? 'z3-wasm', z3Path: solver?.z3Path, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt, infer: options.infer,
                     witness: options.witness ? { bounds: parseBounds(options.witnessBounds) } : undefined,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
@@ -90,7 +93,8 @@ process.on('beforeExit', () => {
 
 interface CheckCliOptions {
     format: Format;
-    solver: 'z3-wasm' | 'z3-native';
+    solver: SolverChoice;
+    z3Path?: string;
     timeLimit: string;
     resourceLimit?: string;
     jobs: string;
@@ -110,6 +114,24 @@ function boundsArg(value: string): string {
 function parseBounds(value: string): { loops: number; switches: number; copies: number } {
     const [loops, switches, copies] = value.split(',').map(Number);
     return { loops, switches, copies };
+}
+
+// ---------------------------------------------------------------- solver and jobs (issue 15)
+
+/** --solver: auto (a native z3 >= 4.8 when there is one, else WebAssembly), wasm or native. */
+function solverOption(): Option {
+    return new Option('--solver <solver>', 'solver backend: auto (a native z3 4.8 or later on PATH or at --z3-path, else Z3 in WebAssembly), wasm or native; z3-wasm and z3-native are accepted too')
+        .choices([...SOLVER_CHOICES]).default('auto');
+}
+
+function z3PathOption(): Option {
+    return new Option('--z3-path <file>', 'the native z3 executable to use (default: z3 on PATH)');
+}
+
+/** --jobs: by default every core of the machine (each job is a solver instance). */
+function jobsOption(): Option {
+    return new Option('-j, --jobs <n>', 'solver instances working in parallel (default: the cores available)')
+        .default(String(Math.max(1, os.availableParallelism()))).argParser(positiveInt('--jobs'));
 }
 
 /**
@@ -141,16 +163,18 @@ program
     .addOption(new Option('-f, --format <format>', 'output format: the files with the annotations inserted, or a JSON list of them').choices(['text', 'json']).default('text'))
     .option('--write', 'insert the annotations into the files in place')
     .option('--no-verify', 'print what the inference proposes without verifying it first')
-    .addOption(new Option('--solver <solver>', 'solver backend').choices(['z3-wasm', 'z3-native']).default('z3-wasm'))
+    .addOption(solverOption())
+    .addOption(z3PathOption())
     .addOption(new Option('--time-limit <ms>', 'hard time limit per solver query, in milliseconds').default('10000').argParser(positiveInt('--time-limit')))
-    .addOption(new Option('-j, --jobs <n>', 'solver instances working in parallel').default(String(Math.max(1, Math.min(4, os.availableParallelism() - 1)))).argParser(positiveInt('--jobs')))
+    .addOption(jobsOption())
     .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
-    .action(async (files: string[], options: { format: 'text' | 'json'; write?: boolean; verify: boolean; solver: 'z3-wasm' | 'z3-native'; timeLimit: string; jobs: string }) => {
+    .action(async (files: string[], options: { format: 'text' | 'json'; write?: boolean; verify: boolean; solver: SolverChoice; z3Path?: string; timeLimit: string; jobs: string }) => {
         finishing = true;
         try {
+            const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
             const r = await inferFiles(files, {
                 write: options.write === true, format: options.format, verify: options.verify,
-                verifier: { solver: options.solver, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), infer: true },
+                verifier: { solver: solver?.kind ?? 'z3-wasm', z3Path: solver?.z3Path, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), infer: true },
             });
             done = true;
             process.stdout.write(r.out, () => process.exit(r.failed.length > 0 ? 1 : 0));

@@ -9,6 +9,8 @@ import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
     solver: BackendKind;
+    /** The native z3 executable (z3-native). */
+    z3Path?: string;
     /** Hard limit per solver query (ms). */
     timeLimitMs: number;
     /** Z3's resource limit per query. */
@@ -78,7 +80,7 @@ export async function verifyDocuments(
         return ok;
     });
     if (todo.length === 0) return out;
-    const solver = backend ?? createBackend(options.solver, { workers: options.jobs });
+    const solver = backend ?? createBackend(options.solver, { workers: options.jobs, z3Path: options.z3Path });
     try {
         for (const group of todo) {
             // one program's failure never discards the others' results

@@ -5,7 +5,7 @@ export { Vocabulary } from './heap/vocabulary.js';
 export { planChecks, CHECKER_VERSION, type CheckPlan, type PlanOptions } from './incremental/plan.js';
 export { ResultCache, userCacheKey, type CacheOptions } from './incremental/cache.js';
 export { encodeResult, decodeResult, storedResultFits, type StoredResult } from './incremental/result-codec.js';
-export { CheckPool, defaultCheckWorkerScript, type CheckJob, type JobOutcome } from './worker/check-pool.js';
+export { CheckPool, defaultCheckWorkerScript, type CheckJob, type CheckPoolSolver, type JobOutcome } from './worker/check-pool.js';
 export { programContext, checksOf, checkSpec, type ProgramContext, type Check } from './driver/program-context.js';
 export { describeThread, describeMethod, describeField, type SpecDescription, type SpecItem } from './driver/describe.js';
 export { otherThreadText } from './spec/environment.js';

@@ -84,6 +84,21 @@ export class CheckScheduler {
         this.pool?.resize(workers);
     }
 
+    /** Start the pool (its workers and their solvers) now, before the first check (issue 15). */
+    warm(): void {
+        this.pool ??= this.options.makePool();
+    }
+
+    /** Another solver: the pool's workers stop (their checks are cancelled) and new ones start. */
+    replacePool(): void {
+        const old = this.pool;
+        this.pool = undefined;
+        if (old) {
+            void Promise.resolve(old.dispose()).catch(e => this.options.onError(e));
+            this.warm();
+        }
+    }
+
     async dispose(): Promise<void> {
         if (this.timer) clearTimeout(this.timer);
         this.timer = undefined;

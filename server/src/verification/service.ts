@@ -20,7 +20,7 @@ import type { LangiumSharedServices } from 'langium/lsp';
 import { DiagnosticSeverity, type Connection, type Diagnostic, type InitializeParams } from 'vscode-languageserver';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
-    CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, ResultCache,
+    CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, resolveSolver, ResultCache,
     storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel, type WitnessResult,
 } from '@calvin/verifier';
 import { diff } from './positions.js';
@@ -75,7 +75,7 @@ export class VerificationService {
         this.scheduler = new CheckScheduler({
             debounceMs: DEBOUNCE_MS,
             plan: uris => this.plan(uris),
-            makePool: () => new CheckPool(defaultCheckWorkerScript(), this.workerCount()),
+            makePool: () => this.makePool(),
             onError: e => connection.console.error(`Calvin: verification failed: ${(e as Error)?.stack ?? e}`),
         });
         this.publisher = new Publisher(connection, {
@@ -93,6 +93,8 @@ export class VerificationService {
             const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
             if (folder?.startsWith('file:')) this.workspaceRoot = fileURLToPath(folder);
             this.resetCache();
+            // issue 15: the check workers (and their solvers) start now, while the front end runs
+            this.scheduler.warm();
         });
         shared.workspace.TextDocuments.onDidChangeContent(e => this.textChanged(e.document.uri, e.document.getText()));
         shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); });
@@ -133,7 +135,8 @@ export class VerificationService {
             const before = { ...this.settings };
             this.configure(update.configuration);
             if (JSON.stringify(this.settings) === JSON.stringify(before)) return;
-            if (this.settings.maxWorkers !== before.maxWorkers) this.scheduler.resize(this.workerCount());
+            if (this.settings.solver !== before.solver || this.settings.z3Path !== before.z3Path) this.scheduler.replacePool();
+            else if (this.settings.maxWorkers !== before.maxWorkers) this.scheduler.resize(this.workerCount());
             if (this.settings.diskCache !== before.diskCache) this.resetCache();
             if (this.settings.infer !== before.infer) this.contexts.clear();
             // the time limit is part of every fingerprint: plan again
@@ -178,8 +181,8 @@ export class VerificationService {
         return this.tracker.programChecksOf(uri);
     }
 
-    status(uri: string): CheckStatusParams {
-        return { ...this.tracker.status(uri), pending: this.pending(uri) };
+    status(uri: string): CheckStatusParams & { solver?: string } {
+        return { ...this.tracker.status(uri), pending: this.pending(uri), ...(this.solverDescription ? { solver: this.solverDescription } : {}) };
     }
 
     /**
@@ -558,10 +561,32 @@ export class VerificationService {
         return witnessDocument(w, message, uri);
     }
 
-    /** `calvin.maxWorkers`, or cores − 1 (at least 1). */
+    /** `calvin.maxWorkers`, or the cores available (issue 15). */
     private workerCount(): number {
         const cores = os.availableParallelism?.() ?? os.cpus().length;
-        return this.settings.maxWorkers > 0 ? this.settings.maxWorkers : Math.max(1, cores - 1);
+        return this.settings.maxWorkers > 0 ? this.settings.maxWorkers : Math.max(1, cores);
+    }
+
+    // ------------------------------------------------------------ the solver (issue 15)
+
+    /** What runs the checks, as the log and `calvin/checkStatus` say it. */
+    private solverDescription: string | undefined;
+
+    /** The check workers, on the solver `calvin.solver` / `calvin.z3Path` choose (said once in the log). */
+    private makePool(): CheckPool {
+        let kind: 'z3-wasm' | 'z3-native' = 'z3-wasm', z3Path: string | undefined;
+        try {
+            const r = resolveSolver(this.settings.solver, this.settings.z3Path || undefined);
+            kind = r.kind;
+            z3Path = r.z3Path;
+            this.solverDescription = r.description;
+        } catch (e) {
+            // calvin.solver = native without a usable z3: said in the log, and checks run on WebAssembly
+            this.solverDescription = `Z3 in WebAssembly (${(e as Error).message})`;
+        }
+        const workers = this.workerCount();
+        this.connection.console.info(`Calvin: solver: ${this.solverDescription}; ${workers} check worker${workers === 1 ? '' : 's'}`);
+        return new CheckPool(defaultCheckWorkerScript(), workers, { kind, z3Path });
     }
 
     // ------------------------------------------------------------ publishing

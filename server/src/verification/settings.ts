@@ -6,7 +6,7 @@ export interface VerificationSettings {
     verifyOn: VerifyOn;
     /** Time a check may take (ms). */
     timeLimitMs: number;
-    /** Check workers (0: cores - 1, at least 1). */
+    /** Check workers (0: the cores available). */
     maxWorkers: number;
     /** Keep results on disk in `.calvin-cache/` of the workspace. */
     diskCache: boolean;
@@ -16,9 +16,13 @@ export interface VerificationSettings {
     infer: boolean;
     /** Search a concrete interleaving for each error, in the background (issue 14). */
     witness: boolean;
+    /** The solver backend: a native z3 when there is one (auto), Z3 in WebAssembly, or native only. */
+    solver: 'auto' | 'wasm' | 'native';
+    /** The native z3 executable ('' : z3 on PATH). */
+    z3Path: string;
 }
 
-export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0, infer: true, witness: true };
+export const DEFAULT_SETTINGS: VerificationSettings = { verifyOn: 'change', timeLimitMs: 10_000, maxWorkers: 0, diskCache: true, resourceLimit: 0, infer: true, witness: true, solver: 'auto', z3Path: '' };
 
 /** Bounds of the time limit per check (ms). */
 export const MIN_TIME_LIMIT_MS = 100;
@@ -74,6 +78,16 @@ export function validateSettings(raw: unknown, current: VerificationSettings, wa
     if (o.infer !== undefined) {
         if (typeof o.infer === 'boolean') out.infer = o.infer;
         else { out.infer = DEFAULT_SETTINGS.infer; bad('infer', o.infer, out.infer); }
+    }
+    // issue 15: the solver backend
+    if (o.solver !== undefined) {
+        const v = o.solver === 'z3-wasm' ? 'wasm' : o.solver === 'z3-native' ? 'native' : o.solver;
+        if (v === 'auto' || v === 'wasm' || v === 'native') out.solver = v;
+        else { out.solver = DEFAULT_SETTINGS.solver; bad('solver', o.solver, out.solver); }
+    }
+    if (o.z3Path !== undefined && o.z3Path !== null) {
+        if (typeof o.z3Path === 'string' && o.z3Path.length < 4096) out.z3Path = o.z3Path.trim();
+        else { out.z3Path = DEFAULT_SETTINGS.z3Path; bad('z3Path', o.z3Path, out.z3Path); }
     }
     return out;
 }

@@ -2,6 +2,7 @@
 //
 //   npm run bench:verifier            # examples, wasm vs native, scaling series
 //   npm run bench:verifier -- quick   # smaller scaling series
+//   npm run bench:verifier -- textbook   # one part only (examples, textbook, threads, scaling)
 //
 // 1. Examples, end to end: `calvin check FILE` as a user runs it (process start,
 //    front end, Z3 start, every check), per file; then in-process, per check: its
@@ -9,7 +10,13 @@
 //    is on PATH) and the wasm/native ratio.
 // 2. The tail of solver query times over all the examples' checks (median, p90,
 //    p99, max), per backend.
-// 3. Scaling: generated programs (test/bench/verifier/generate.ts) with 2-64
+// 3. Textbook algorithms written as a user would (programs/: a bounded buffer
+//    with a monitor, a sense-reversing barrier), end to end with each backend,
+//    and the wasm/native ratio of each check (issue 15: under 2 s with wasm,
+//    under 1 s native, median ratio <= 2).
+// 4. Threads that each write one global (100-1000): check time should grow
+//    linearly, with and without inference.
+// 5. Scaling: generated programs (test/bench/verifier/generate.ts) with 2-64
 //    threads and 10-500 procedures; time per check should stay flat (linear total);
 //    and the same programs checked with every call inlined (no abstractions): the
 //    modular/inlined ratio.
@@ -65,6 +72,7 @@ async function examples(): Promise<void> {
     console.log('| example | end to end (ms) | verdict | checks: time / solver (ms) | in-process total wasm (ms) | native (ms) | wasm/native |');
     console.log('|---|---|---|---|---|---|---|');
     const queryTimes = new Map<string, number[]>(backends.map(b => [b, []]));
+    const ratios: number[] = [];
     const solvers = new Map(backends.map(b => [b, recording(createBackend(b, b === 'z3-wasm' ? { workerScript: WORKER } : {}), queryTimes.get(b)!)]));
     // warm both backends up (their start is measured by the end-to-end column)
     for (const s of solvers.values()) await verifyProgram(await modelOf('int x = 0;\nthread T { x = 1; }\n'), { solver: s });
@@ -78,21 +86,83 @@ async function examples(): Promise<void> {
         const model = await modelOf(fs.readFileSync(file, 'utf8'), `file://${file}`);
         const totals = new Map<string, number>();
         let units: CheckResult[] = [];
+        let nativeUnits: CheckResult[] = [];
         for (const b of backends) {
             const t1 = performance.now();
             const res = await verifyProgram(model, { solver: solvers.get(b)! });
             totals.set(b, performance.now() - t1);
             if (b === 'z3-wasm') units = res.checks;
+            else nativeUnits = res.checks;
         }
-        const perUnit = units.map(u => `${u.name} ${u.timeMs}/${u.solverMs}`).join(', ');
+        const perUnit = units.map(u => `${u.name} ${u.timeMs}/${u.solverMs}${u.timeMs > 300 ? ' (over 300)' : ''}`).join(', ');
+        if (nativeUnits.length === units.length) units.forEach((u, i) => ratios.push(u.timeMs / Math.max(1, nativeUnits[i].timeMs)));
         const native = totals.get('z3-native');
         console.log(`| ${f.replace('.calvin', '')} | ${ms(e2e)} | ${verdict} | ${perUnit} | ${ms(totals.get('z3-wasm')!)} | ${native === undefined ? '—' : ms(native)} | ${native ? (totals.get('z3-wasm')! / native).toFixed(1) : '—'} |`);
     }
+    if (ratios.length > 0) console.log(`\nPer check (warm, in-process): wasm/native median ${quantile(ratios, 0.5).toFixed(1)}, p90 ${quantile(ratios, 0.9).toFixed(1)} over ${ratios.length} checks.`);
     console.log('\nSolver query times over these checks (check-sat-assuming, ms):\n');
     console.log('| backend | queries | median | p90 | p99 | max |');
     console.log('|---|---|---|---|---|---|');
     for (const [b, t] of queryTimes) console.log(`| ${b} | ${t.length} | ${quantile(t, 0.5).toFixed(1)} | ${quantile(t, 0.9).toFixed(1)} | ${quantile(t, 0.99).toFixed(1)} | ${Math.max(...t).toFixed(1)} |`);
     for (const s of solvers.values()) await s.dispose();
+}
+
+/** `calvin check --format json --verbose FILE` as a user runs it: its time, verdict and checks. */
+function cli(file: string, extra: string[]): { ms: number; errors: number; checks: Array<{ name: string; timeMs: number; status: string }> } {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--verbose', ...extra, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const ms = performance.now() - t0;
+    if (r.status !== 0 && r.status !== 1) throw new Error(`calvin check ${file} exited ${r.status}: ${r.stderr}`);
+    const report = JSON.parse(r.stdout) as { diagnostics: Array<{ severity: string }>; checks?: Array<{ name: string; timeMs: number; status: string }> };
+    return { ms, errors: report.diagnostics.filter(d => d.severity !== 'info').length, checks: report.checks ?? [] };
+}
+
+async function textbook(): Promise<void> {
+    const dir = path.join(ROOT, 'test/bench/verifier/programs');
+    const files = fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort();
+    const native = nativeZ3Available();
+    console.log('\n## Textbook algorithms (`calvin check FILE`, end to end)\n');
+    console.log('| program | lines | verdict | wasm (ms) | native (ms) | checks: wasm/native (ms) | median wasm/native per check |');
+    console.log('|---|---|---|---|---|---|---|');
+    const all: number[] = [];
+    for (const f of files) {
+        const file = path.join(dir, f);
+        const lines = fs.readFileSync(file, 'utf8').split('\n').length;
+        const w = cli(file, ['--solver', 'wasm']);
+        const n = native ? cli(file, ['--solver', 'native']) : undefined;
+        const ratios = n ? w.checks.map((c, i) => c.timeMs / Math.max(1, n.checks[i]?.timeMs ?? NaN)) : [];
+        all.push(...ratios);
+        const per = w.checks.map((c, i) => `${c.name} ${c.timeMs}/${n?.checks[i]?.timeMs ?? '—'}`).join(', ');
+        console.log(`| ${f.replace('.calvin', '')} | ${lines} | ${w.errors === 0 ? 'verified' : `${w.errors} findings`} | ${ms(w.ms)} | ${n ? ms(n.ms) : '—'} | ${per} | ${ratios.length ? quantile(ratios, 0.5).toFixed(1) : '—'} |`);
+    }
+    if (all.length > 0) console.log(`\nMedian wasm/native over these checks: ${quantile(all, 0.5).toFixed(1)}.`);
+}
+
+/** n threads that each write one global of their own. */
+export function writerThreads(n: number): string {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) out.push(`int g${i} = 0;`);
+    for (let i = 0; i < n; i++) out.push(`thread T${i} { g${i} = 1; }`);
+    return out.join('\n') + '\n';
+}
+
+async function threads(): Promise<void> {
+    const sizes = QUICK ? [100, 200, 400] : [100, 200, 500, 1000];
+    console.log('\n## Threads that each write one global (`calvin check FILE`, default solver, end to end)\n');
+    console.log('| threads | with inference (ms) | ms/thread | --no-infer (ms) | ms/thread |');
+    console.log('|---|---|---|---|---|');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-bench-threads-'));
+    try {
+        for (const n of sizes) {
+            const file = path.join(dir, `writers${n}.calvin`);
+            fs.writeFileSync(file, writerThreads(n));
+            const inf = cli(file, []);
+            const plain = cli(file, ['--no-infer']);
+            console.log(`| ${n} | ${ms(inf.ms)} | ${(inf.ms / n).toFixed(1)} | ${ms(plain.ms)} | ${(plain.ms / n).toFixed(1)} |`);
+        }
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 }
 
 async function scaling(): Promise<void> {
@@ -125,5 +195,8 @@ async function scaling(): Promise<void> {
     await solver.dispose();
 }
 
-await examples();
-await scaling();
+const only = process.argv.find(a => ['examples', 'textbook', 'threads', 'scaling'].includes(a));
+if (!only || only === 'examples') await examples();
+if (!only || only === 'textbook') await textbook();
+if (!only || only === 'threads') await threads();
+if (!only || only === 'scaling') await scaling();

@@ -164,6 +164,17 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         const order = [...live];
         if (order.length === 0) break;
         const lits = candidates.map((_, k) => (live.has(k) ? enable[k] : `(not ${enable[k]})`)).join(' ');
+        // First one query for all of them: when none can fail (the last round, and often the
+        // only one) it answers for all at once (issue 15: a round of one query per candidate
+        // cost up to a second in WebAssembly).
+        queries++;
+        const all = (await send(`(check-sat-assuming (${lits} (or ${order.map(k => fails[k]).join(' ')})))\n`)).trim().split('\n').pop()?.trim();
+        if (all === 'unsat') break;
+        if (all !== 'sat') {
+            unknown = all ?? 'no answer';
+            live.clear();
+            break;
+        }
         queries += order.length;
         const text = order.map(k => `(check-sat-assuming (${lits} ${fails[k]}))`).join('\n') + '\n';
         const answers = (await send(text)).trim().split('\n').map(l => l.trim()).filter(l => l !== '');

@@ -69,7 +69,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
         return answer;
     };
     const unknown = async (answer: string): Promise<RunResult> => ({
-        status: 'unknown', failures, inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer), unknownAfterMs: lastMs,
+        status: 'unknown', failures: [...failures].sort((a, b) => a.obligation.id - b.obligation.id), inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer), unknownAfterMs: lastMs,
     });
 
     // Houdini
@@ -102,6 +102,9 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
             failures.push({ obligation, ...(await explain(vc, id, send)) });
         }
     }
+    // in the obligations' order, not the order the models showed them in: which of two failures at
+    // one place is reported must not depend on the solver's models (nor on its build: wasm or native)
+    failures.sort((a, b) => a.obligation.id - b.obligation.id);
     return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), live: [...live], queries };
 }
 

@@ -3,6 +3,7 @@ import * as T from '../smt/term.js';
 import { calvinText } from '../smt/calvin-text.js';
 import type { Term } from '../smt/term.js';
 import type { Cmd, LocalDecl, OpCmd } from '../il/il.js';
+import type { Range } from '../model/program.js';
 import { guardTerm, type Guard } from '../spec/environment.js';
 
 export interface CandidateInput {
@@ -17,6 +18,8 @@ export interface CandidateInput {
     entryState: string;
     /** Locals with a value at loop entry. */
     definedLocals: Set<string>;
+    /** The loop statement (its block's locals are out of scope after it). */
+    range?: Range;
     tid: Term;
     guards: Map<string, Guard>;
     pc?: { name: string; steps: number };
@@ -55,7 +58,10 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     // Usable in a candidate: tid, pc, reads in the current state, and the locals that hold a value at
     // the head: those defined before the loop that it does not change, and the program's variables it
     // changes (temporaries the loop assigns are dead at its head).
-    const live = (name: string) => input.modifiedLocals.has(name) ? isSourceVariable(name) : input.definedLocals.has(name);
+    // (A local the body always assigns before it reads it, and before it leaves the loop, is dead at
+    // the head too: no candidate about it can matter, and each costs Houdini a round. Issue 15.)
+    const exposed = upwardExposed(input.body, input.range);
+    const live = (name: string) => input.modifiedLocals.has(name) ? isSourceVariable(name) && exposed.has(name) : input.definedLocals.has(name);
     const usable = (t: Term): boolean => {
         for (const name of T.freeVars(t)) {
             if (name === 'tid' || name === 'null' || name === input.pc?.name) continue;
@@ -208,4 +214,115 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
 /** A variable of the program (its id has the front end's `name@line:col`), not a temporary of the lowering. */
 function isSourceVariable(name: string): boolean {
     return /@\d+:\d+~\d+$/.test(name);
+}
+
+/**
+ * The locals whose value at the loop head may matter: read in the body before
+ * the body assigns them on some path, or not yet assigned where the body may
+ * leave the loop (read after it) — a conservative liveness: a nested loop or
+ * scope assigns nothing for sure, every jump out of a nested construct counts
+ * as leaving.
+ */
+function upwardExposed(body: Cmd[], range: Range | undefined): Set<string> {
+    const live = new Set<string>();
+    const all = new Set<string>();
+    const note = (t: Term, done: ReadonlySet<string>) => { for (const v of T.freeVars(t)) if (!done.has(v)) live.add(v); };
+    // (a local declared in the loop's block is out of scope after the loop; so are the locals of
+    // the methods called in it, inlined there)
+    const leave = (done: ReadonlySet<string>) => { for (const v of all) if (!done.has(v) && !declaredIn(v, range)) live.add(v); };
+    const collect = (cmds: Array<Cmd | OpCmd>) => {
+        for (const c of cmds) {
+            if ('var' in c) all.add(c.var);
+            if (c.k === 'havocLocal') for (const v of c.vars) all.add(v);
+            if (c.k === 'op') collect(c.op.body);
+            if (c.k === 'if') { collect(c.then); collect(c.else); }
+            if (c.k === 'loop' || c.k === 'scope') collect(c.body);
+        }
+    };
+    collect(body);
+    const ops = (cmds: OpCmd[], done: Set<string>): Set<string> => {
+        for (const c of cmds) {
+            switch (c.k) {
+                case 'local': note(c.value, done); done.add(c.var); break;
+                case 'havocLocal': for (const v of c.vars) done.add(v); break;
+                case 'assume': case 'assert': note(c.cond, done); break;
+                case 'store': c.keys.forEach(k => note(k, done)); note(c.value, done); break;
+                case 'update': note(c.value, done); break;
+                case 'havocMap': note(c.where, done); break;
+                case 'if': {
+                    note(c.cond, done);
+                    const a = ops(c.then, new Set(done)), b = ops(c.else, new Set(done));
+                    done = new Set([...a].filter(v => b.has(v)));
+                    break;
+                }
+            }
+        }
+        return done;
+    };
+    // Jumps to a construct inside the body land at its end: what is assigned there is what every
+    // way of getting there assigned. Jumps to anything else leave the loop (or go to its head).
+    const jumps = new Map<string, Array<Set<string>>>();
+    const meet = (sets: Array<Set<string>>): Set<string> => new Set([...sets[0]].filter(v => sets.every(x => x.has(v))));
+    // returns the locals assigned on every path that falls through (undefined: none does)
+    const cmds = (list: Cmd[], done: Set<string>): Set<string> | undefined => {
+        for (const c of list) {
+            switch (c.k) {
+                case 'op': done = ops(c.op.body, done); break;
+                case 'local': note(c.value, done); done.add(c.var); break;
+                case 'havocLocal': for (const v of c.vars) done.add(v); break;
+                case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': note(c.cond, done); break;
+                case 'if': {
+                    note(c.cond, done);
+                    const ends = [cmds(c.then, new Set(done)), cmds(c.else, new Set(done))].filter((x): x is Set<string> => x !== undefined);
+                    if (ends.length === 0) return undefined;
+                    done = meet(ends);
+                    break;
+                }
+                case 'loop': {
+                    for (const inv of c.invariants) note(inv.cond, done);
+                    jumps.set(c.label, []);
+                    cmds(c.body, new Set(done));
+                    const breaks = jumps.get(c.label)!;
+                    jumps.delete(c.label);
+                    if (breaks.length === 0) return undefined; // never left
+                    done = meet(breaks.map(b => new Set([...b, ...done])));
+                    break;
+                }
+                case 'scope': {
+                    jumps.set(c.label, []);
+                    const end = cmds(c.body, new Set(done));
+                    const exits = jumps.get(c.label)!;
+                    jumps.delete(c.label);
+                    if (end) exits.push(end);
+                    if (exits.length === 0) return undefined;
+                    done = meet(exits.map(b => new Set([...b, ...done])));
+                    break;
+                }
+                case 'break': case 'exit': {
+                    const inner = jumps.get(c.label);
+                    if (inner) inner.push(new Set(done));
+                    else leave(done);
+                    return undefined;
+                }
+                case 'continue':
+                    // to the head of a loop in the body (nothing to note), or of this loop (nor here)
+                    if (!jumps.has(c.label)) leave(done);
+                    return undefined;
+                case 'snapshot': break;
+            }
+        }
+        return done;
+    };
+    cmds(body, new Set());
+    return live;
+}
+
+/** Whether a source variable (`name@line:col~n`) is declared inside the range (without a range: no). */
+function declaredIn(name: string, range: Range | undefined): boolean {
+    const m = /@(\d+):(\d+)~\d+$/.exec(name);
+    if (!m || !range) return false;
+    const line = Number(m[1]) - 1, col = Number(m[2]) - 1;
+    const after = line > range.startLine || (line === range.startLine && col >= range.startChar);
+    const before = line < range.endLine || (line === range.endLine && col <= range.endChar);
+    return after && before;
 }

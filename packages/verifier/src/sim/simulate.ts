@@ -562,7 +562,7 @@ export class Simulator {
         }));
         const candidates = loopCandidates({
             vocab: this.spec.vocab, body: c.body, locals: this.locals, modifiedLocals: new Set(assigned), havocked, entryState: entry,
-            definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards,
+            definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards, range: c.range,
             pc: this.abs && analysis.hasOps ? { name: PC, steps: this.abs.steps.steps.length } : undefined,
             userInvariants: c.invariants.map(i => i.cond),
         });

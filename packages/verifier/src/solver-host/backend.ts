@@ -23,7 +23,7 @@ export function createBackend(kind: BackendKind, options: BackendOptions = {}): 
         case 'z3-wasm':
             return new EnginePool(kind, createWasmEngines(workers, prewarm, options.workerScript), prewarm);
         case 'z3-native':
-            return new EnginePool(kind, createNativeEngines(workers, prewarm), prewarm);
+            return new EnginePool(kind, createNativeEngines(workers, prewarm, options.z3Path), prewarm);
         default:
             throw new SolverFailure('error', `unknown solver backend: ${String(kind)}`);
     }

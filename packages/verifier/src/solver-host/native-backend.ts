@@ -77,6 +77,17 @@ export class NativeEngine implements Engine {
         return this.send(inst, '', timeLimitMs);
     }
 
+    /**
+     * Stop the eval in flight (it rejects with 'error'): the process is killed,
+     * and the next eval starts a new one (a native z3 starts in ~20 ms).
+     */
+    abort(): void {
+        const inst = this.instance;
+        if (!this.pending || !inst) return;
+        this.fail(new SolverFailure('error', 'z3-native: the eval was interrupted'));
+        this.kill(inst);
+    }
+
     async dispose(): Promise<void> {
         this.disposed = true;
         const inst = this.instance;
@@ -218,8 +229,8 @@ export class NativeEngine implements Engine {
     }
 }
 
-export function createNativeEngines(count: number, prewarm: boolean): Engine[] {
-    const z3 = findNativeZ3();
+export function createNativeEngines(count: number, prewarm: boolean, z3Path?: string): Engine[] {
+    const z3 = z3Path || findNativeZ3();
     if (!z3) throw new SolverFailure('error', NO_NATIVE_Z3);
     return Array.from({ length: count }, () => new NativeEngine(z3, prewarm));
 }

@@ -54,6 +54,8 @@ export interface BackendOptions {
     workers?: number;
     /** Start the instances at once and run a tiny query on each, so that the first real query is warm. Default true. */
     prewarm?: boolean;
+    /** z3-native only: the z3 executable (default: `z3` on PATH). */
+    z3Path?: string;
     /** z3-wasm only: the worker script (default: z3-worker.cjs next to the running bundle). */
     workerScript?: string;
 }

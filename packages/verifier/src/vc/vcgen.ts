@@ -7,6 +7,7 @@ import type { EnvStep, Obligation, SCmd, SeqProgram } from '../sim/seq.js';
 import { EPOST, EPRE } from '../spec/environment.js';
 import { envState } from '../encode/env-step.js';
 import { addGround, Formulas, PRELUDE, type Ground, type Scope, type State } from '../encode/formulas.js';
+import { reachableDeclarations } from './prune.js';
 
 /**
  * Verification conditions (pipeline stage 6). The simulation-checking program
@@ -113,7 +114,7 @@ class Generator {
             for (const c of e.changes) roots.push(c.before, c.after);
         }
         const definitions = this.f.definitions(roots);
-        const lines: string[] = [PRELUDE, ...this.f.decls];
+        const lines: string[] = [];
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
         append(lines, definitions);
         const preds = new Map<string, string[]>();
@@ -152,7 +153,14 @@ class Generator {
             lines.push(`(assert (=> R!${b.name} ${from.length === 0 ? 'false' : from.length === 1 ? from[0] : `(or ${from.join(' ')})`}))`);
         }
         lines.push(`(assert (or ${errs.join(' ')} false))`);
-        return { script: lines.join('\n') + '\n', enable, obligations: this.p.obligations, errors: this.errors };
+        // only the declarations something reads (the assertions, or the values a failure shows)
+        const asked: string[] = [];
+        for (const e of this.errors.values()) {
+            for (const [, t] of e.show) asked.push(toSmt(t));
+            for (const c of e.changes) asked.push(toSmt(c.before), toSmt(c.after));
+        }
+        const decls = reachableDeclarations(this.f.decls, [...lines, ...asked]);
+        return { script: [PRELUDE, ...decls, ...lines].join('\n') + '\n', enable, obligations: this.p.obligations, errors: this.errors };
     }
 
     // ------------------------------------------------------------ blocks and terms

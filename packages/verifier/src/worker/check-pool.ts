@@ -7,9 +7,15 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ProgramModel, Range } from '../model/program.js';
 import type { CheckResult } from '../driver/verify.js';
-import type { CheckOptions, CheckWorkerToHost, HostToCheckWorker, WitnessRequest } from './check-protocol.js';
+import type { CheckOptions, CheckWorkerData, CheckWorkerToHost, HostToCheckWorker, WitnessRequest } from './check-protocol.js';
 import type { WitnessResult } from '../witness/types.js';
 import { DEFAULT_BOUNDS } from '../witness/types.js';
+
+/** The solver the workers run their checks on (default: Z3 in WebAssembly inside each worker). */
+export interface CheckPoolSolver {
+    kind: 'z3-wasm' | 'z3-native';
+    z3Path?: string;
+}
 
 export interface CheckJob {
     /** The program (by version: a worker receives each version once). */
@@ -62,7 +68,10 @@ export class CheckPool {
     private seq = 0;
     private disposed = false;
 
-    constructor(private readonly script: string, workers: number) {
+    /** What the last worker that started reported: its solver and version, e.g. "z3-native 4.8.12". */
+    solverInfo: string | undefined;
+
+    constructor(private readonly script: string, workers: number, private readonly solver: CheckPoolSolver = { kind: 'z3-wasm' }) {
         this.target = Math.max(1, workers);
         this.slots = Array.from({ length: this.target }, () => new Slot());
         for (const s of this.slots) this.start(s);
@@ -221,7 +230,8 @@ export class CheckPool {
             slot.worker = undefined;
             return;
         }
-        const worker = new Worker(this.script, { execArgv: [], stdout: true, stderr: true, name: 'calvin-check' });
+        const workerData: CheckWorkerData = { kind: 'calvin-check-worker', solver: this.solver.kind, z3Path: this.solver.z3Path };
+        const worker = new Worker(this.script, { execArgv: [], stdout: true, stderr: true, name: 'calvin-check', workerData });
         slot.worker = worker;
         worker.stdout.on('data', () => undefined);
         worker.stderr.on('data', (chunk: Buffer) => { slot.lastError = (slot.lastError + chunk.toString('utf8')).slice(-2000); });
@@ -230,7 +240,7 @@ export class CheckPool {
             const timer = setTimeout(() => reject(new Error('the check worker did not start in time')), START_TIMEOUT_MS);
             worker.on('message', (m: CheckWorkerToHost) => {
                 switch (m.type) {
-                    case 'ready': clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
+                    case 'ready': this.solverInfo = `${m.solver} ${m.z3Version}`; clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
                     case 'fatal': slot.lastError = m.message; return;
                     case 'result': if (slot.running?.id === m.id) this.settle(slot, { kind: 'result', result: m.result }); return;
                     case 'witness': if (slot.running?.id === m.id) this.settle(slot, { kind: 'witness', witness: m.witness }); return;

@@ -21,6 +21,14 @@ export interface CheckOptions {
     resourceLimit?: number;
 }
 
+/** What a check worker runs its checks on (its workerData). */
+export interface CheckWorkerData {
+    kind: 'calvin-check-worker';
+    /** A native z3 process (at z3Path), or Z3 in WebAssembly in the worker itself. */
+    solver: 'z3-wasm' | 'z3-native';
+    z3Path?: string;
+}
+
 export type HostToCheckWorker =
     /** A program the next checks refer to (kept by version). */
     | { type: 'program'; version: string; model: ProgramModel }
@@ -31,7 +39,7 @@ export type HostToCheckWorker =
     | { type: 'debug'; what: 'crash' | 'hang' };
 
 export type CheckWorkerToHost =
-    | { type: 'ready'; initMs: number; z3Version: string }
+    | { type: 'ready'; initMs: number; z3Version: string; solver: 'z3-wasm' | 'z3-native' }
     | { type: 'result'; id: number; result: CheckResult }
     | { type: 'witness'; id: number; witness: WitnessResult }
     | { type: 'cancelled'; id: number }

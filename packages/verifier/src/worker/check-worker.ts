@@ -6,14 +6,16 @@
 //
 // Bundled by scripts/bundle.mjs next to z3-worker.cjs, with the same rules for
 // z3-solver (never inlined whole).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ProgramModel } from '../model/program.js';
 import { programContext, type ProgramContext } from '../driver/program-context.js';
 import { verifyCheck } from '../driver/verify.js';
 import { sessionPrelude } from '../solver-host/pool.js';
+import { NativeEngine } from '../solver-host/native-backend.js';
+import { nativeZ3Version } from '../solver-host/choose.js';
 import type { SolverBackend, SolverSession } from '../solver-host/types.js';
 import { isWasmCrash, messageOf, startZ3, WARM_UP, WasmRuntimeError, type DirectZ3 } from '../solver-host/z3-direct.js';
-import type { CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
+import type { CheckWorkerData, CheckWorkerToHost, HostToCheckWorker } from './check-protocol.js';
 import { WitnessSearch } from '../witness/search.js';
 
 const port = parentPort;
@@ -24,15 +26,40 @@ function send(message: CheckWorkerToHost): void {
 }
 
 /** Programs by version (the last few), with their contexts. */
-const programs = new Map<string, { model: ProgramModel; ctx?: ProgramContext; search?: WitnessSearch; sources?: Record<string, string> }>();
+const programs = new Map<string, { model: ProgramModel; ctx?: ProgramContext }>();
 const KEEP_PROGRAMS = 4;
 
 class Cancelled extends Error { }
 
-/** Sessions on the worker's own Z3; `cancelled` makes every later eval fail at once. */
-function backend(z3: DirectZ3, state: { cancelled: boolean }): SolverBackend {
+/** The solver this worker evaluates SMT-LIB text on: its own Z3 in wasm, or a native z3 process. */
+interface WorkerSolver {
+    name: 'z3-wasm' | 'z3-native';
+    eval(text: string, timeLimitMs: number): Promise<string>;
+    interrupt(): void;
+    initMs: number;
+    version: string;
+}
+
+async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSolver> {
+    if (data?.solver === 'z3-native' && data.z3Path) {
+        const t0 = performance.now();
+        const engine = new NativeEngine(data.z3Path, true);
+        await engine.ready();
+        return {
+            name: 'z3-native', initMs: performance.now() - t0, version: nativeZ3Version(data.z3Path) ?? '?',
+            eval: (text, timeLimitMs) => engine.eval(text, timeLimitMs),
+            interrupt: () => engine.abort(),
+        };
+    }
+    const z3: DirectZ3 = await startZ3();
+    await z3.eval(WARM_UP);
+    return { name: 'z3-wasm', initMs: z3.initMs, version: z3.version, eval: text => z3.eval(text), interrupt: () => z3.interrupt() };
+}
+
+/** Sessions on the worker's solver; `cancelled` makes every later eval fail at once. */
+function backend(z3: WorkerSolver, state: { cancelled: boolean }): SolverBackend {
     return {
-        name: 'z3-wasm',
+        name: z3.name,
         dispose: async () => undefined,
         openSession: async ({ timeLimitMs, resourceLimit }) => {
             let first = true;
@@ -41,7 +68,7 @@ function backend(z3: DirectZ3, state: { cancelled: boolean }): SolverBackend {
                     if (state.cancelled) throw new Cancelled('cancelled');
                     const full = first ? sessionPrelude(timeLimitMs, resourceLimit) + text : text;
                     first = false;
-                    const out = await z3.eval(full);
+                    const out = await z3.eval(full, timeLimitMs);
                     if (state.cancelled) throw new Cancelled('cancelled');
                     return out;
                 },
@@ -53,8 +80,7 @@ function backend(z3: DirectZ3, state: { cancelled: boolean }): SolverBackend {
 }
 
 async function main(): Promise<void> {
-    const z3 = await startZ3();
-    await z3.eval(WARM_UP);
+    const z3 = await startSolver(workerData as CheckWorkerData | undefined);
     let current: { id: number; state: { cancelled: boolean } } | undefined;
     const queue: HostToCheckWorker[] = [];
     let busy = false;
@@ -71,9 +97,9 @@ async function main(): Promise<void> {
             // a witness search: the real program, on this worker's Z3, with the check's time limit
             const w = m.witness;
             try {
-                program.sources = w.sources;
-                program.search ??= new WitnessSearch(program.model, { solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => program.sources?.[f] });
-                const witness = await program.search.find(w.diagnostic);
+                // (a search of its own per job: its sessions obey this job's cancellation)
+                const search = new WitnessSearch(program.model, { solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => w.sources[f] });
+                const witness = await search.find(w.diagnostic);
                 send(state.cancelled ? { type: 'cancelled', id: m.id } : { type: 'witness', id: m.id, witness });
             } catch (e) {
                 if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id: m.id });
@@ -140,7 +166,7 @@ async function main(): Promise<void> {
                 return;
         }
     });
-    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version });
+    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version, solver: z3.name });
 }
 
 main().catch(e => {
