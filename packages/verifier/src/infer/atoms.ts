@@ -34,8 +34,12 @@ export function baseKey(b: Base): string {
     return b.k === 'this' ? 'this' : b.k === 'local' ? `$${b.id}` : b.field;
 }
 
+const pathKeys = new WeakMap<Path, string>();
+
 export function pathKey(p: Path): string {
-    return [baseKey(p.base), ...p.fields].join('.');
+    let k = pathKeys.get(p);
+    if (k === undefined) { k = [baseKey(p.base), ...p.fields].join('.'); pathKeys.set(p, k); }
+    return k;
 }
 
 export function constKey(c: Const): string {
@@ -143,14 +147,35 @@ export function disjunctKey(d: Disjunct): string {
  * this thread (single-instance id `me`, undefined when replicated or unknown)
  * knows `mine`.
  */
-export function otherMaySatisfy(d: Disjunct, obj: Path | undefined, mine: Atom[], me: number | undefined): boolean {
+export function otherMaySatisfy(d: Disjunct, obj: Path | undefined, mine: Atom[] | AtomIndex, me: number | undefined): boolean {
     if (d.threads && d.threads.every(t => t === me)) return false;
+    const index = mine instanceof AtomIndex ? mine : new AtomIndex(mine);
     for (const a of d.atoms) {
         if (!obj && atomPath(a).base.k === 'this') continue; // `this` of no object: no conclusion
         const theirs = obj ? mapAtomPath(a, p => atThis(p, obj))! : a;
-        for (const m of mine) if (!compatible(m, theirs)) return false;
+        // (only facts about the same location can contradict)
+        for (const m of index.about(atomPath(theirs))) if (!compatible(m, theirs)) return false;
     }
     return true;
+}
+
+/** A thread's facts by location and by key (lookups in the analysis are per location). */
+export class AtomIndex {
+    private readonly byPath = new Map<string, Atom[]>();
+    readonly keys = new Set<string>();
+
+    constructor(atoms: Iterable<Atom>) {
+        for (const a of atoms) {
+            this.keys.add(atomKey(a));
+            const k = pathKey(atomPath(a));
+            const list = this.byPath.get(k);
+            if (list) list.push(a); else this.byPath.set(k, [a]);
+        }
+    }
+
+    about(p: Path): Atom[] {
+        return this.byPath.get(pathKey(p)) ?? [];
+    }
 }
 
 /** Whether `a` implies `b` (a has every atom of b and at most b's threads). */

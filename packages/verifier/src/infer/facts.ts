@@ -1,7 +1,7 @@
 import type { Action, Clause, Expr, MethodModel, ProgramModel, Range, Stmt } from '../model/program.js';
 import { initializationWrites, reachOf } from '../analysis/reach.js';
 import {
-    atomKey, atomPath, atThis, otherMaySatisfy, pathField, pathKey, receiverOf, rebasePath,
+    atomKey, atomPath, AtomIndex, atThis, otherMaySatisfy, pathField, pathKey, receiverOf, rebasePath,
     type Atom, type Const, type Disjunct, type Path,
 } from './atoms.js';
 
@@ -163,16 +163,29 @@ export class FactAnalysis {
     }
 
     /** The facts of Init: the initial values of globals and static fields (what their initializers store, when constant). */
+    private initial?: Atom[];
+
     private initialState(): State {
         const st = this.emptyState();
+        for (const a of this.initial ??= this.initialFacts()) st.atoms.set(atomKey(a), a);
+        return st;
+    }
+
+    /**
+     * The initial values of the globals some condition may test (facts about
+     * the others never reach a guard, and every thread would carry them).
+     */
+    private initialFacts(): Atom[] {
+        const out: Atom[] = [];
         const statics = [...this.program.globals, ...this.program.classes.flatMap(c => c.fields.filter(f => f.isStatic))];
         const assigned = initializationWrites(this.program);
+        const tested = syntacticallyTested(this.program);
         for (const g of statics) {
-            if (assigned.has(g.id) || g.type.kind === 'array' || g.type.kind === 'class') continue;
+            if (assigned.has(g.id) || g.type.kind === 'array' || g.type.kind === 'class' || !tested.has(g.id)) continue;
             const c = g.init ? constOf(g.init) : defaultConst(g.type.kind);
-            if (c) this.add(st, { k: 'eq', loc: { base: { k: 'global', field: g.id }, fields: [] }, c });
+            if (c) out.push({ k: 'eq', loc: { base: { k: 'global', field: g.id }, fields: [] }, c });
         }
-        return st;
+        return out;
     }
 
     private copy(st: State): State {
@@ -211,7 +224,10 @@ export class FactAnalysis {
 
     private add(st: State, a: Atom): void {
         // a new fact about a location replaces the contradicting ones
-        for (const [k, b] of st.atoms) if (pathKey(atomPath(b)) === pathKey(atomPath(a)) && a.k !== 'held' && b.k !== 'held' && a.k !== 'alias' && b.k !== 'alias' && !compatibleSame(a, b)) st.atoms.delete(k);
+        if (a.k !== 'held' && a.k !== 'alias') {
+            const pk = pathKey(atomPath(a));
+            for (const [k, b] of st.atoms) if (b.k !== 'held' && b.k !== 'alias' && pathKey(atomPath(b)) === pk && !compatibleSame(a, b)) st.atoms.delete(k);
+        }
         st.atoms.set(atomKey(a), a);
     }
 
@@ -229,7 +245,7 @@ export class FactAnalysis {
         if (this.inAtomic || st.dead) return;
         for (let changed = true; changed;) {
             changed = false;
-            const mine = [...st.atoms.values()];
+            const mine = new AtomIndex(st.atoms.values());
             for (const [k, a] of st.atoms) {
                 if (!this.stable(atomPath(a), mine, st)) {
                     st.atoms.delete(k);
@@ -240,7 +256,7 @@ export class FactAnalysis {
     }
 
     /** Whether the location a path denotes (and every reference on the way to it) keeps its value under the other threads' steps. */
-    private stable(p: Path, mine: Atom[], st: State): boolean {
+    private stable(p: Path, mine: AtomIndex, st: State): boolean {
         if (p.base.k === 'local' && st.fresh.has(p.base.id)) return true;
         const fields = p.base.k === 'global' ? [p.base.field, ...p.fields] : p.fields;
         for (let i = 0; i < fields.length; i++) {
@@ -252,10 +268,10 @@ export class FactAnalysis {
         return true;
     }
 
-    private mayWrite(field: string, obj: Path | undefined, mine: Atom[]): boolean {
+    private mayWrite(field: string, obj: Path | undefined, mine: AtomIndex): boolean {
         const g = this.writes.guard(field);
         if (g === undefined) return false;
-        const keys = new Set(mine.map(atomKey));
+        const keys = mine.keys;
         for (const cond of this.writes.keptWhen(field)) {
             const atoms = obj ? cond.map(a => ({ ...a, ...(a.k === 'held' ? { obj: atThis(a.obj, obj) } : { loc: atThis((a as { loc: Path }).loc, obj) }) }) as Atom) : cond;
             if (atoms.every(a => keys.has(atomKey(a)))) return false;
@@ -316,10 +332,15 @@ export class FactAnalysis {
         const key = siteKey(range);
         const excluded = this.excluded.get(key);
         const atoms: Atom[] = [];
+        const seen = new Set<string>();
         for (const a of [...st.atoms.values(), ...opAtoms]) {
             if (a.k === 'alias') continue;
             const r = relativize(a, obj);
-            if (r && !excluded?.has(atomKey(r)) && !atoms.some(x => atomKey(x) === atomKey(r))) atoms.push(r);
+            if (!r) continue;
+            const k = atomKey(r);
+            if (excluded?.has(k) || seen.has(k)) continue;
+            seen.add(k);
+            atoms.push(r);
         }
         const old = this.sites.get(key);
         if (!old) {
@@ -801,6 +822,71 @@ function valueOf(v: ExprVal): { c?: Const; tid?: boolean; local?: string } | und
     if (v.tid) return { tid: true };
     if (v.local) return { local: v.local };
     return undefined;
+}
+
+/**
+ * The fields a condition of the program may test: read in a branch or loop
+ * condition, an assume, a cas, a requires or an abstraction action, or read
+ * into a local that such a condition tests.
+ */
+function syntacticallyTested(program: ProgramModel): Set<string> {
+    const fields = new Set<string>();
+    const locals = new Set<string>();
+    const fieldsIn = (e: Expr) => {
+        if (e.kind === 'global' || e.kind === 'field') fields.add(e.field);
+        if (e.kind === 'var') locals.add(e.id);
+        for (const c of children(e)) fieldsIn(c);
+    };
+    const bodies: Stmt[][] = [...program.threads.map(t => t.body), ...program.procedures.map(m => m.body), ...program.classes.flatMap(c => c.methods.map(m => m.body))];
+    const conditions = (ss: Stmt[]) => {
+        for (const x of ss) {
+            switch (x.kind) {
+                case 'if': fieldsIn(x.cond); conditions(x.then); conditions(x.else); break;
+                case 'while': fieldsIn(x.cond); conditions(x.body); conditions(x.update); break;
+                case 'assume': case 'assert': fieldsIn(x.cond); break;
+                case 'sync': case 'atomic': case 'block': conditions(x.body); break;
+                default: break;
+            }
+        }
+    };
+    const casTargets = (e: Expr) => { if (e.kind === 'cas') fieldsIn(e.target); if (e.kind === 'cond') fieldsIn(e.cond); for (const c of children(e)) casTargets(c); };
+    for (const b of bodies) {
+        conditions(b);
+        walkExprs(b, casTargets);
+    }
+    for (const m of [...program.procedures, ...program.classes.flatMap(c => c.methods)]) {
+        for (const c of [...(m.abstraction?.requires ?? []), ...(m.abstraction?.ensures ?? [])]) fieldsIn(c.expr);
+        for (const a of [...(m.abstraction?.steps ?? [])]) fieldsIn(a.expr);
+    }
+    // fields read into a local that a condition tests
+    for (const b of bodies) walkStmtsFlat(b, x => {
+        if (x.kind === 'local' && x.init && locals.has(x.decl.id)) fieldsIn(x.init);
+        if (x.kind === 'assign' && x.target.kind === 'var' && x.value && locals.has(x.target.id)) fieldsIn(x.value);
+    });
+    return fields;
+}
+
+function walkStmtsFlat(ss: Stmt[], f: (s: Stmt) => void): void {
+    for (const x of ss) {
+        f(x);
+        if (x.kind === 'if') { walkStmtsFlat(x.then, f); walkStmtsFlat(x.else, f); }
+        if (x.kind === 'while') { walkStmtsFlat(x.body, f); walkStmtsFlat(x.update, f); }
+        if (x.kind === 'sync' || x.kind === 'atomic' || x.kind === 'block') walkStmtsFlat(x.body, f);
+    }
+}
+
+function walkExprs(ss: Stmt[], f: (e: Expr) => void): void {
+    walkStmtsFlat(ss, x => {
+        switch (x.kind) {
+            case 'local': if (x.init) f(x.init); break;
+            case 'assign': f(x.target); if (x.value) f(x.value); break;
+            case 'expr': f(x.expr); break;
+            case 'if': case 'while': f(x.cond); break;
+            case 'return': if (x.value) f(x.value); break;
+            case 'sync': f(x.lock); break;
+            default: break;
+        }
+    });
 }
 
 /** Without effects: values, locals, reads and operators (what an assertion can be lifted through). */

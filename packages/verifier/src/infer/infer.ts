@@ -109,8 +109,9 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         monotone = monotoneFields(candidates, fa.sites, fa.tested, options.disabled);
         sites = relevant(fa.sites, fa.tested);
         let changed = false;
+        const byField = sitesByField(sites);
         for (const f of candidates) {
-            const next = guardOf(f.id, [...sites.values()], threadsAlways);
+            const next = guardOf(f.id, byField.get(f.id) ?? [], threadsAlways);
             const before = inferred.get(f.id)!;
             if (keyOf(next) !== keyOf(before)) { inferred.set(f.id, next); changed = true; }
         }
@@ -126,9 +127,10 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
     const unprotected = new Map<string, WriteSite[]>();
     const annotations: InferredAnnotation[] = [];
     const clauses = new Map<string, Clause>();
+    const byField = sitesByField(sites);
     for (const f of candidates) {
         const g = inferred.get(f.id)!;
-        const fieldSites = [...sites.values()].filter(s => s.field === f.id).sort(byPosition);
+        const fieldSites = [...(byField.get(f.id) ?? [])].sort(byPosition);
         if (g === 'any') {
             if (fieldSites.length > 0) unprotected.set(f.id, fieldSites);
             continue;
@@ -175,7 +177,7 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
     // Lock variables: every write stores the writer's own id or a constant that is no thread's id
     // (0): another thread never makes it this thread's id.
     for (const f of candidates) {
-        const fieldSites = [...sites.values()].filter(x => x.field === f.id && !x.elements);
+        const fieldSites = (byField.get(f.id) ?? []).filter(x => !x.elements);
         if (f.type.kind !== 'int' || fieldSites.length === 0 || options.disabled?.has(`env:idv:${f.id}`)) continue;
         if (!fieldSites.some(x => x.value === 'tid') || !fieldSites.every(x => x.value === 'tid' || (typeof x.value === 'object' && x.value.k === 'int' && x.value.v <= 0n))) continue;
         const n = namer(f.isStatic ? undefined : f.owner);
@@ -220,12 +222,22 @@ function selfPath(f: FieldModel): Path {
  */
 function monotoneFields(candidates: FieldModel[], sites: Map<string, WriteSite>, tested: Set<string>, disabled?: Set<string>): Map<string, Const> {
     const out = new Map<string, Const>();
+    const byField = sitesByField(sites);
     for (const f of candidates) {
         if (!tested.has(f.id) || disabled?.has(`env:${f.id}`)) continue;
-        const values = [...sites.values()].filter(s => s.field === f.id && !s.elements).map(s => s.value);
+        const values = (byField.get(f.id) ?? []).filter(s => !s.elements).map(s => s.value);
         if (values.length === 0 || values.some(v => v === undefined || v === 'tid')) continue;
         const keys = new Set(values.map(v => constKey(v as Const)));
         if (keys.size === 1) out.set(f.id, values[0] as Const);
+    }
+    return out;
+}
+
+function sitesByField(sites: Map<string, WriteSite>): Map<string, WriteSite[]> {
+    const out = new Map<string, WriteSite[]>();
+    for (const s of sites.values()) {
+        const list = out.get(s.field);
+        if (list) list.push(s); else out.set(s.field, [s]);
     }
     return out;
 }
