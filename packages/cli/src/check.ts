@@ -9,7 +9,7 @@ import { verifyDocuments, type VerifyStepOptions } from './verify-step.js';
 
 const SEVERITY: Record<number, CliDiagnostic['severity']> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'info' };
 
-export interface CheckOptions {
+export interface CheckCommandOptions {
     /** Run the verifier after the front end (default true). */
     verify: boolean;
     verifier: VerifyStepOptions;
@@ -19,7 +19,7 @@ export interface CheckOptions {
 /** The front end, then the verifier on every program the front end accepted. */
 export type CheckOutcome = CheckReport & { skipped: string[]; checked: number; notChecked: number };
 
-export async function check(args: string[], options: CheckOptions): Promise<CheckOutcome> {
+export async function check(args: string[], options: CheckCommandOptions): Promise<CheckOutcome> {
     const start = Date.now();
     const { files, skipped: unreadable } = collectFiles(args);
     for (const s of unreadable) warn(`skipped '${s.path}': ${s.why}`);
@@ -35,7 +35,7 @@ export async function check(args: string[], options: CheckOptions): Promise<Chec
     }
 }
 
-async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckOutcome> {
+async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckCommandOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckOutcome> {
     const { shared, Calvin } = createCalvinCoreServices();
     const result = await buildProgram(shared, sources.map(s => ({ uri: s.uri, text: s.text })));
     const diagnostics: CliDiagnostic[] = [];

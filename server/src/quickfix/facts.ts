@@ -9,19 +9,19 @@ import { AstUtils } from 'langium';
 import * as ast from '@calvin/language';
 import { enclosingMethod, enclosingThread, isInAnnotation, isSynchronized, methodSpec } from '@calvin/language';
 import {
-    callMap, locKey, locOf, locToCallee, locToCaller, pathOf, writtenField, type CallMap, type Field, type Loc,
+    callMap, locKey, locOf, locToCallee, locToCaller, pathOf, writtenField, type CallMap, type Field, type SourceLoc,
 } from './locations.js';
 
 /** A write: the field, and the location when known (callee's scope in a summary). */
 export interface Write {
     field: Field;
-    loc?: Loc;
+    loc?: SourceLoc;
 }
 
 /** What a call does to the held facts: what it may write, the facts it establishes (callee's scope). */
 interface Summary {
     kills: Write[];
-    adds: Loc[];
+    adds: SourceLoc[];
 }
 
 const MAX_DEPTH = 4;
@@ -89,16 +89,16 @@ export function calleeOf(call: ast.NameExpr | ast.MemberAccess): ast.MethodDecl 
 
 /** A set of held locations, by key. */
 export class Facts {
-    readonly map = new Map<string, Loc>();
+    readonly map = new Map<string, SourceLoc>();
 
-    static of(locs: Iterable<Loc>): Facts {
+    static of(locs: Iterable<SourceLoc>): Facts {
         const f = new Facts();
         for (const l of locs) f.add(l);
         return f;
     }
 
-    add(l: Loc): void { this.map.set(locKey(l), l); }
-    has(l: Loc): boolean { return this.map.has(locKey(l)); }
+    add(l: SourceLoc): void { this.map.set(locKey(l), l); }
+    has(l: SourceLoc): boolean { return this.map.has(locKey(l)); }
     /**
      * Forget what a write may change: the facts about the same field, except
      * on another object named by another global (`a.held` survives a write of
@@ -115,11 +115,11 @@ export class Facts {
     }
     copy(): Facts { return Facts.of(this.map.values()); }
     intersect(o: Facts): Facts { return Facts.of([...this.map.entries()].filter(([k]) => o.map.has(k)).map(([, l]) => l)); }
-    get locs(): Loc[] { return [...this.map.values()]; }
+    get locs(): SourceLoc[] { return [...this.map.values()]; }
 }
 
 /** `L == tid` conjuncts of a condition (requires clauses). */
-export function factsOfCondition(e: ast.Expression | undefined, out: Loc[] = []): Loc[] {
+export function factsOfCondition(e: ast.Expression | undefined, out: SourceLoc[] = []): SourceLoc[] {
     if (!e) return out;
     if (ast.isBinaryExpr(e) && e.operator === '&&') { factsOfCondition(e.left, out); factsOfCondition(e.right, out); }
     else if (ast.isBinaryExpr(e) && e.operator === '==') {
@@ -130,7 +130,7 @@ export function factsOfCondition(e: ast.Expression | undefined, out: Loc[] = [])
 }
 
 /** `L' == tid` conjuncts of an action: the locations a step sets to the thread's id. */
-function setToTid(e: ast.Expression | undefined, out: Loc[] = []): Loc[] {
+function setToTid(e: ast.Expression | undefined, out: SourceLoc[] = []): SourceLoc[] {
     if (!e) return out;
     if (ast.isBinaryExpr(e) && e.operator === '&&') { setToTid(e.left, out); setToTid(e.right, out); }
     else if (ast.isBinaryExpr(e) && e.operator === '==') {
@@ -272,7 +272,7 @@ class Walker {
     }
 
     /** `lock.holder`, the location a synchronized statement sets to the thread's id. */
-    private held(s: ast.SyncStmt): Loc | undefined {
+    private held(s: ast.SyncStmt): SourceLoc | undefined {
         const lock = pathOf(s.lock);
         return lock && this.index.holder ? { k: 'inst', base: lock, field: this.index.holder } : undefined;
     }
@@ -385,7 +385,7 @@ export function callerFacts(method: ast.MethodDecl, index: ProgramIndex, depth =
     let common: Facts | undefined;
     for (const site of sites) {
         const m: CallMap = callMap(site, method);
-        const here = Facts.of(factsBefore(site, index, depth + 1).locs.map(l => locToCallee(l, m)).filter((l): l is Loc => l !== undefined));
+        const here = Facts.of(factsBefore(site, index, depth + 1).locs.map(l => locToCallee(l, m)).filter((l): l is SourceLoc => l !== undefined));
         common = common ? common.intersect(here) : here;
         if (common.map.size === 0) break;
     }

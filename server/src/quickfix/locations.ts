@@ -17,7 +17,7 @@ export type Path =
     | { k: 'field'; base: Path; field: Field };
 
 /** A shared location: a static/global field, or an instance field (or `holder`) of an object. */
-export type Loc = { k: 'static'; field: Field } | { k: 'inst'; base: Path; field: Field };
+export type SourceLoc = { k: 'static'; field: Field } | { k: 'inst'; base: Path; field: Field };
 
 export function ownerClass(f: Field): ast.ClassDecl | undefined {
     return AstUtils.getContainerOfType(f, ast.isClassDecl);
@@ -53,7 +53,7 @@ export function pathOf(e: ast.Expression | undefined): Path | undefined {
 }
 
 /** The location an expression denotes (primes ignored: `m'` is `m`). */
-export function locOf(e: ast.Expression | undefined): Loc | undefined {
+export function locOf(e: ast.Expression | undefined): SourceLoc | undefined {
     if (!e) return undefined;
     if (ast.isNameExpr(e) && !e.isCall) {
         const d = e.ref.ref;
@@ -129,13 +129,13 @@ export function pathToCallee(p: Path, m: CallMap): Path | undefined {
     }
 }
 
-export function locToCaller(l: Loc, m: CallMap): Loc | undefined {
+export function locToCaller(l: SourceLoc, m: CallMap): SourceLoc | undefined {
     if (l.k === 'static') return l;
     const base = pathToCaller(l.base, m);
     return base ? { k: 'inst', base, field: l.field } : undefined;
 }
 
-export function locToCallee(l: Loc, m: CallMap): Loc | undefined {
+export function locToCallee(l: SourceLoc, m: CallMap): SourceLoc | undefined {
     if (l.k === 'static') return l;
     const base = pathToCallee(l.base, m);
     return base ? { k: 'inst', base, field: l.field } : undefined;
@@ -157,19 +157,19 @@ export function pathText(p: Path, scope: ast.ClassDecl | undefined): string {
 }
 
 /** A location as Calvin text in a scope: `m`, `Mutex.m`, `held`, `a.held`, `this.holder`. */
-export function locText(l: Loc, scope: ast.ClassDecl | undefined): string {
+export function locText(l: SourceLoc, scope: ast.ClassDecl | undefined): string {
     if (l.k === 'static') return staticName(l.field, scope);
     if (l.base.k === 'this' && l.field.name !== 'holder') return l.field.name;
     return `${pathText(l.base, scope)}.${l.field.name}`;
 }
 
 /** A key that identifies a location (whatever the scope). */
-export function locKey(l: Loc): string {
+export function locKey(l: SourceLoc): string {
     return locText(l, undefined) + (l.k === 'inst' && l.base.k === 'this' ? '@this' : '');
 }
 
 /** A frame entry for a location written in a method of class `scope`: `f`, `p.f`, `m`, `Mutex.m`, or `*.f`. */
-export function frameText(l: Loc, scope: ast.ClassDecl | undefined): string {
+export function frameText(l: SourceLoc, scope: ast.ClassDecl | undefined): string {
     if (l.k === 'static') return staticName(l.field, scope);
     if (l.base.k === 'this') return l.field.name;
     if (l.base.k === 'var' && ast.isParam(l.base.decl)) return `${l.base.decl.name}.${l.field.name}`;

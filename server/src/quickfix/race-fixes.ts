@@ -13,7 +13,7 @@ import type { TextEdit } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
 import { writableIfClauses } from '@calvin/language';
 import { factsBefore, Facts, isConstantLock, ProgramIndex } from './facts.js';
-import { locText, locToCallee, pathOf, pathText, scopeOf, writtenField, type Field, type Loc } from './locations.js';
+import { locText, locToCallee, pathOf, pathText, scopeOf, writtenField, type Field, type SourceLoc } from './locations.js';
 
 /** What the race actions need to say: edits per document, and the title. */
 export interface RaceFix {
@@ -66,11 +66,11 @@ export function raceFixes(field: ast.FieldDecl, roots: ast.Program[], holder: Fi
     return out;
 }
 
-function sameField(a: Loc | undefined, b: Loc): boolean {
+function sameField(a: SourceLoc | undefined, b: SourceLoc): boolean {
     return a !== undefined && a.field === b.field;
 }
 
-function locOfCas(c: ast.CasExpr): Loc | undefined {
+function locOfCas(c: ast.CasExpr): SourceLoc | undefined {
     const p = pathOf(c.target);
     if (!p) return undefined;
     if (p.k === 'global') return { k: 'static', field: p.field };
@@ -87,7 +87,7 @@ interface Held {
  * The locations `L` with `L == tid` at every access of the field, in the
  * field's scope (the accessed object as `this`); or why there are none.
  */
-function sharedGuard(field: Field, index: ProgramIndex): { locs?: Loc[]; why?: string } {
+function sharedGuard(field: Field, index: ProgramIndex): { locs?: SourceLoc[]; why?: string } {
     const scope = scopeOf(field);
     const instance = !(ast.isFieldDecl(field) && (field.modifiers.includes('static') || !scope));
     const held: Held[] = [];
@@ -96,7 +96,7 @@ function sharedGuard(field: Field, index: ProgramIndex): { locs?: Loc[]; why?: s
         if (instance && !receiver) return { why: `${describeAccess(access)} names its object in a way the quick fix cannot follow` };
         const map = { receiver: instance ? receiver : undefined, args: new Map() };
         const here = factsBefore(access, index);
-        held.push({ access, facts: Facts.of(here.locs.map(l => locToCallee(l, map)).filter((l): l is Loc => l !== undefined)) });
+        held.push({ access, facts: Facts.of(here.locs.map(l => locToCallee(l, map)).filter((l): l is SourceLoc => l !== undefined)) });
     }
     if (held.length === 0) return { why: `${field.name} is not accessed by any thread` };
     let common = held[0].facts;
@@ -118,7 +118,7 @@ function whyNoGuard(field: Field, held: Held[]): string {
     return `${field.name} is accessed without any lock held (line${lines.length === 1 ? '' : 's'} ${lines.join(', ')})`;
 }
 
-function lockName(l: Loc, scope: ast.ClassDecl | undefined): string {
+function lockName(l: SourceLoc, scope: ast.ClassDecl | undefined): string {
     if (l.k === 'inst' && l.field.name === 'holder') return `the monitor of ${pathText(l.base, scope)}`;
     return locText(l, scope);
 }
@@ -142,7 +142,7 @@ function lineOf(n: ast.Expression): number {
 }
 
 /** The `writable_if` (and the environment clauses its locks need; a constant lock rewritten to store `tid`). */
-function guardFix(field: ast.FieldDecl, locs: Loc[], index: ProgramIndex, constantSites: ast.CasExpr[]): RaceFix {
+function guardFix(field: ast.FieldDecl, locs: SourceLoc[], index: ProgramIndex, constantSites: ast.CasExpr[]): RaceFix {
     const scope = scopeOf(field);
     const guard = locs.map(l => `${locText(l, scope)} == tid`).join(' && ');
     const edits = new Map<string, TextEdit[]>();
@@ -186,7 +186,7 @@ function insertBefore(decl: ast.FieldDecl, text: string): { uri: string; edit: T
  * monitor (the built-in rules keep it), a field with a `writable_if`, or one
  * some `environment` clause already keeps.
  */
-function environmentNeeded(l: Loc, index: ProgramIndex): string | undefined {
+function environmentNeeded(l: SourceLoc, index: ProgramIndex): string | undefined {
     const f = l.field;
     if (!ast.isFieldDecl(f) || f.name === 'holder') return undefined;
     if (writableIfClauses(f).length > 0) return undefined;
@@ -206,7 +206,7 @@ function environmentNeeded(l: Loc, index: ProgramIndex): string | undefined {
  * Rewriting `cas(l, 0, c)` to `cas(l, 0, tid)` keeps the program's meaning when
  * l is only ever taken that way, set back to 0, or compared with 0.
  */
-function constantLockRewritable(sites: ast.CasExpr[], locs: Loc[], index: ProgramIndex): boolean {
+function constantLockRewritable(sites: ast.CasExpr[], locs: SourceLoc[], index: ProgramIndex): boolean {
     for (const l of locs) {
         if (!sites.some(c => sameField(locOfCas(c), l))) continue;
         for (const a of index.accessesOf(l.field)) {

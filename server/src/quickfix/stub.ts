@@ -17,7 +17,7 @@ import { isStatic, isSynchronized, methodSpec } from '@calvin/language';
 import { calleeOf, callerFacts, spinCas, type ProgramIndex } from './facts.js';
 import {
     atom, callMap, frameArrayText, frameText, identitySubst, inMethodScope, locOf, locText, pathOf, pathText, pathToCaller, renderExpr, scopeOf,
-    type Field, type Loc, type Path, type TextSubst,
+    type Field, type SourceLoc, type Path, type TextSubst,
 } from './locations.js';
 import { isStable, stableOf, type Stable } from './stable.js';
 
@@ -34,7 +34,7 @@ const MAX_DEPTH = 4;
 const UNKNOWN = '\u0000';
 
 /** A location of the walked code in the stubbed method's scope. */
-function upLoc(l: Loc, ctx: Ctx): Loc | undefined {
+function upLoc(l: SourceLoc, ctx: Ctx): SourceLoc | undefined {
     if (l.k === 'static') return l;
     const base = ctx.up(l.base);
     return base ? { k: 'inst', base, field: l.field } : undefined;
@@ -103,7 +103,7 @@ class StubBuilder {
     }
 
     /** The frame entry and the location's text (undefined: not expressible) of a write in the walked code. */
-    private target(l: Loc | undefined, field: Field | undefined, ctx: Ctx): { frame: string; text?: string } | undefined {
+    private target(l: SourceLoc | undefined, field: Field | undefined, ctx: Ctx): { frame: string; text?: string } | undefined {
         if (!field) return undefined;
         const top = l ? upLoc(l, ctx) : undefined;
         if (!top) return { frame: `*.${field.name}` };
