@@ -11,42 +11,10 @@ import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
 import { moveRange } from '../../server/src/verification/positions.js';
 import { EXAMPLES } from '../util/paths.js';
+import { applyEdits, COUNTER } from '../util/lsp-edits.js';
 import { checkDiagnostics, defaultCapabilities, fileUri, LspClient } from '../util/lsp-client.js';
 
-const COUNTER = `// A counter protected by a spin lock, without annotations.
-class Lock {
-  static volatile int m = 0;
-  static void acquire() {
-    while (!cas(m, 0, tid)) { }
-  }
-  static void release() {
-    m = 0;
-  }
-}
 
-int count = 0;
-
-thread T1 {
-  Lock.acquire();
-  count = count + 1;
-  Lock.release();
-}
-
-thread T2 {
-  Lock.acquire();
-  count = count + 1;
-  Lock.release();
-}
-`;
-
-/** The text after a workspace edit's changes to one document. */
-function applyEdits(text: string, edits: lsp.TextEdit[]): string {
-    const lines = text.split('\n');
-    const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
-    let out = text;
-    for (const e of [...edits].sort((a, b) => offset(b.range.start) - offset(a.range.start))) out = out.slice(0, offset(e.range.start)) + e.newText + out.slice(offset(e.range.end));
-    return out;
-}
 
 async function actionsFor(client: LspClient, uri: string, d: lsp.Diagnostic): Promise<lsp.CodeAction[]> {
     return client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: d.range, context: { diagnostics: [d] } });

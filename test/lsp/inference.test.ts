@@ -10,33 +10,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
+import { applyEdits, COUNTER } from '../util/lsp-edits.js';
 import { checkDiagnostics, fileUri, LspClient } from '../util/lsp-client.js';
 
-const COUNTER = `// A counter protected by a spin lock, without annotations.
-class Lock {
-  static volatile int m = 0;
-  static void acquire() {
-    while (!cas(m, 0, tid)) { }
-  }
-  static void release() {
-    m = 0;
-  }
-}
-
-int count = 0;
-
-thread T1 {
-  Lock.acquire();
-  count = count + 1;
-  Lock.release();
-}
-
-thread T2 {
-  Lock.acquire();
-  count = count + 1;
-  Lock.release();
-}
-`;
 
 const NO_COMMON = `int hits = 0;
 final Object a = new Object();
@@ -46,16 +22,6 @@ thread P { synchronized (a) { hits = hits + 1; } }
 thread Q { synchronized (b) { hits = hits + 2; } }
 `;
 
-/** The text after a workspace edit's changes to one document. */
-function applyEdits(text: string, edits: lsp.TextEdit[]): string {
-    const lines = text.split('\n');
-    const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
-    let out = text;
-    // (inserts at one position keep their order: apply from the end, the later ones first)
-    const sorted = edits.map((e, i) => ({ e, i })).sort((x, y) => offset(y.e.range.start) - offset(x.e.range.start) || y.i - x.i);
-    for (const { e } of sorted) out = out.slice(0, offset(e.range.start)) + e.newText + out.slice(offset(e.range.end));
-    return out;
-}
 
 describe('inferred protection in the editor', () => {
     let client: LspClient;

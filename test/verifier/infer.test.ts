@@ -6,21 +6,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
-import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
+import { model } from '../util/model.js';
 import { inferAnnotations } from '../../packages/verifier/src/infer/index.js';
 import { withAnnotations } from '../../packages/verifier/src/infer/insert.js';
 import { stripProtection } from '../util/strip.js';
 import { EXAMPLES } from '../util/paths.js';
 
-async function model(text: string): Promise<ProgramModel> {
-    const { shared, Calvin } = createCalvinCoreServices();
-    const res = await buildProgram(shared, [{ uri: 'file:///test/p.calvin', text }]);
-    const doc = res.documents[0];
-    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
-    assert.deepEqual(errors.map(e => e.message), []);
-    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
-}
 
 async function guards(text: string): Promise<Record<string, string>> {
     const inf = inferAnnotations(await model(text));

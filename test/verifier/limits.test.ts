@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
+import { model } from '../util/model.js';
 import type { FieldModel, ProgramModel } from '../../packages/verifier/src/model/program.js';
 import { checkSpec, checksOf, programContext } from '../../packages/verifier/src/driver/program-context.js';
 import { lowerCheck, simulationProgram } from '../../packages/verifier/src/driver/stages.js';
@@ -15,14 +15,6 @@ import { vcgen } from '../../packages/verifier/src/vc/vcgen.js';
 import { createBackend, verifyProgram, type SolverBackend } from '../../packages/verifier/src/index.js';
 import { ROOT } from '../util/paths.js';
 
-async function model(text: string): Promise<ProgramModel> {
-    const { shared, Calvin } = createCalvinCoreServices();
-    const res = await buildProgram(shared, [{ uri: 'file:///test/p.calvin', text }]);
-    const doc = res.documents[0];
-    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
-    assert.deepEqual(errors.map(e => e.message), []);
-    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
-}
 
 /** `depth` nested `while (nondet())` loops around a write, then an assertion the write breaks. */
 function nestedLoops(depth: number): { text: string; assertLine: number } {

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
+import { model } from '../util/model.js';
 import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
 import { heapFacts, Vocabulary } from '../../packages/verifier/src/heap/vocabulary.js';
 import { Lowerer } from '../../packages/verifier/src/lower/lower.js';
@@ -20,14 +20,6 @@ import { createBackend, diagnosticText, verifyProgram, type SolverBackend, type 
 import type { DebuggableSession } from '../../packages/verifier/src/solver-host/index.js';
 import { ROOT } from '../util/paths.js';
 
-async function model(text: string): Promise<ProgramModel> {
-    const { shared, Calvin } = createCalvinCoreServices();
-    const res = await buildProgram(shared, [{ uri: 'file:///test/p.calvin', text }]);
-    const doc = res.documents[0];
-    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
-    assert.deepEqual(errors.map(e => e.message), []);
-    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
-}
 
 const LOCK = `
 class Mutex {

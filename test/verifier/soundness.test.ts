@@ -6,8 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
-import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
+import { model } from '../util/model.js';
 import { arrayOwnership } from '../../packages/verifier/src/analysis/arrays.js';
 import { programContext, checksOf } from '../../packages/verifier/src/driver/program-context.js';
 import { lowerCheck } from '../../packages/verifier/src/driver/stages.js';
@@ -15,14 +14,6 @@ import type { Cmd, OpCmd } from '../../packages/verifier/src/il/il.js';
 import { createBackend, diagnosticText, verifyProgram, type SolverBackend } from '../../packages/verifier/src/index.js';
 import { ROOT } from '../util/paths.js';
 
-async function model(text: string): Promise<ProgramModel> {
-    const { shared, Calvin } = createCalvinCoreServices();
-    const res = await buildProgram(shared, [{ uri: 'file:///test/p.calvin', text }]);
-    const doc = res.documents[0];
-    const errors = (doc.diagnostics ?? []).filter(d => d.severity === 1);
-    assert.deepEqual(errors.map(e => e.message), []);
-    return toProgramModel(programOf(doc, shared.workspace.LangiumDocuments.all), Calvin.types.TypeSystem);
-}
 
 describe('array ownership (analysis/arrays.ts)', () => {
     it('a field that only ever holds new arrays, read only to index, measure, compare, copy and pass to inlined methods, owns them', async () => {
@@ -144,7 +135,7 @@ thread Audit { synchronized (a) { int b = a.bal; } }
 `);
         const d = r.diagnostics.find(x => x.code === 'race' && x.message.includes('violates'))!;
         assert.match(diagnosticText(d), /tid = 1 \(Teller\)/);
-        assert.match(diagnosticText(d), /a\.holder = (0 \(free\)|2 \(Audit\))/);
+        assert.match(diagnosticText(d), /a\.holder = (0 \(free\)|2 \(Audit\)|[3-9]\d*)\b/); // (a holder that is no thread of the program is shown as a number)
     });
 
     it('a method that may return before a step that changes nothing suggests `witness step K`', async () => {

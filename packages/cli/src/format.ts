@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { escapeControl } from '@calvin/verifier';
+import { escapeControl, witnessCodeFlows } from '@calvin/verifier';
 import type { CheckReport, CliDiagnostic } from './diagnostic.js';
 
 export type Format = 'text' | 'json' | 'sarif';
@@ -126,20 +126,7 @@ export function formatSarif(report: CheckReport, version: string): string {
     return JSON.stringify(sarif, null, 2) + '\n';
 }
 
-/** SARIF 2.1.0 `codeFlows` of a confirmed witness: one `threadFlow` per thread (§3.36-3.38), each location with its global `executionOrder`. */
+/** SARIF 2.1.0 `codeFlows` of a confirmed witness (§3.36-3.38), with the log's artifact URIs. */
 function codeFlowsOf(w: NonNullable<CliDiagnostic['witness']>): unknown[] {
-    const flows = new Map<string, { id: string; message: { text: string }; locations: unknown[] }>();
-    w.steps.forEach((s, i) => {
-        let flow = flows.get(s.thread);
-        if (!flow) flows.set(s.thread, flow = { id: s.thread, message: { text: `thread ${s.thread}` }, locations: [] });
-        flow.locations.push({
-            location: {
-                physicalLocation: { artifactLocation: { uri: artifactUri(s.file) }, region: { startLine: s.line, startColumn: s.column } },
-                message: { text: s.values ? `${s.action} (${s.values})` : s.action },
-            },
-            executionOrder: i + 1,
-            importance: s.failing ? 'essential' : 'important',
-        });
-    });
-    return [{ message: { text: w.summary ?? 'a concrete interleaving that reaches the failure' }, threadFlows: [...flows.values()] }];
+    return witnessCodeFlows({ status: 'confirmed', steps: w.steps, bounds: w.bounds, summary: w.summary ?? 'a concrete interleaving that reaches the failure', timeMs: 0 }, artifactUri);
 }

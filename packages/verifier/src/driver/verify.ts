@@ -81,7 +81,7 @@ export async function verifyProgram(program: ProgramModel, options: VerifyOption
 }
 
 /** map(items, f) with at most `limit` calls of f in flight; results in the order of items. */
-async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
+export async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
     const out = new Array<B>(items.length);
     let next = 0;
     const worker = async () => {

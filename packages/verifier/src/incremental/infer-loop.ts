@@ -2,7 +2,7 @@ import type { ProgramModel } from '../model/program.js';
 import type { InferredRef } from '../il/il.js';
 import { inferAnnotations, type Inference, type InferOptions } from '../infer/infer.js';
 import { checksOf, programContext } from '../driver/program-context.js';
-import { verifyCheck, uncheckedDiagnostics, oneLine, type VerifyOptions, type VerifyResult } from '../driver/verify.js';
+import { inParallel, verifyCheck, uncheckedDiagnostics, oneLine, type VerifyOptions, type VerifyResult } from '../driver/verify.js';
 import type { CheckResult, VDiagnostic } from '../report/result.js';
 import { dedupe } from '../report/findings.js';
 import { planCheck } from './plan.js';
@@ -114,17 +114,4 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
             inference = { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
         }
     }
-}
-
-async function inParallel<A, B>(items: A[], limit: number, f: (a: A) => Promise<B>): Promise<B[]> {
-    const out = new Array<B>(items.length);
-    let next = 0;
-    const worker = async () => {
-        while (next < items.length) {
-            const i = next++;
-            out[i] = await f(items[i]);
-        }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-    return out;
 }

@@ -665,8 +665,9 @@ export class Simulator {
             const k = `${a.write}/${accessKey(a)}`;
             if (seen.has(k)) continue;
             seen.add(k);
-            if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
+            // (a write that breaks its writable_if first: when both fail at one access, that is the one reported)
             if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op, this.writeCondition(op, locMap(a))));
+            if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
         }
         return out;
     }

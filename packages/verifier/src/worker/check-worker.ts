@@ -79,6 +79,15 @@ function backend(z3: WorkerSolver, state: { cancelled: boolean }): SolverBackend
     };
 }
 
+/** A job that threw: cancelled, a crash of the solver (the worker exits; the pool starts another), or an error. */
+function failed(e: unknown, state: { cancelled: boolean }, id: number): void {
+    if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id });
+    else if (isWasmCrash(e)) {
+        send({ type: 'failure', id, kind: 'crash', message: `z3 crashed: ${messageOf(e)}` });
+        process.exit(70);
+    } else send({ type: 'failure', id, kind: 'error', message: messageOf(e) });
+}
+
 async function main(): Promise<void> {
     const z3 = await startSolver(workerData as CheckWorkerData | undefined);
     let current: { id: number; state: { cancelled: boolean } } | undefined;
@@ -102,11 +111,7 @@ async function main(): Promise<void> {
                 const witness = await search.find(w.diagnostic);
                 send(state.cancelled ? { type: 'cancelled', id: m.id } : { type: 'witness', id: m.id, witness });
             } catch (e) {
-                if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id: m.id });
-                else if (isWasmCrash(e)) {
-                    send({ type: 'failure', id: m.id, kind: 'crash', message: `z3 crashed: ${messageOf(e)}` });
-                    process.exit(70);
-                } else send({ type: 'failure', id: m.id, kind: 'error', message: messageOf(e) });
+                failed(e, state, m.id);
             } finally {
                 current = undefined;
             }
@@ -119,11 +124,7 @@ async function main(): Promise<void> {
             else if (!result) send({ type: 'failure', id: m.id, kind: 'error', message: `no check ${m.key}` });
             else send({ type: 'result', id: m.id, result });
         } catch (e) {
-            if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id: m.id });
-            else if (isWasmCrash(e)) {
-                send({ type: 'failure', id: m.id, kind: 'crash', message: `z3 crashed: ${messageOf(e)}` });
-                process.exit(70);
-            } else send({ type: 'failure', id: m.id, kind: 'error', message: messageOf(e) });
+            failed(e, state, m.id);
         } finally {
             current = undefined;
         }
