@@ -54,7 +54,7 @@ export interface InlinedBody {
     /** The `scope` command of the body; its `exit` commands with a range are its returns. */
     scope: Cmd;
     receiver?: Term;
-    /** The locals bound to the arguments, in parameter order. */
+    /** Locals holding the arguments' values at entry (the body may assign its parameters), in parameter order. */
     params: string[];
     resultVar?: string;
     /** The call, and the calls that led to it. */
@@ -904,10 +904,17 @@ export class Lowerer {
             const callee: MethodFrame = this.newFrame(chain, receiver, m);
             callee.resultVar = resultVar;
             const bind: Cmd[] = [];
+            // (witness search: the abstraction reads the parameters' values at entry, whatever the body assigns them)
+            const entry: string[] = [];
             m.params.forEach((p, i) => {
                 const name = this.fresh(p.id, sortOfType(p.type), p.type);
                 callee.vars.set(p.id, name);
                 bind.push({ k: 'local', var: name, value: args[i] });
+                if (inline && m.abstraction) {
+                    const copy = this.fresh(`${p.id}_entry`, sortOfType(p.type), p.type);
+                    bind.push({ k: 'local', var: copy, value: args[i] });
+                    entry.push(copy);
+                }
             });
             for (const r of m.abstraction?.requires ?? []) { // witness search only (inlined body of a method with an abstraction)
                 bind.push({
@@ -921,7 +928,7 @@ export class Lowerer {
             this.pendingWitness = saved;
             const scope: Cmd = { k: 'scope', label: callee.exitLabel, body };
             append(cmds, bind, [scope]);
-            if (m.abstraction) inline?.onInline?.({ method: m, scope, receiver, params: m.params.map(p => callee.vars.get(p.id)!), resultVar, range: e.range, chain: frame.chain });
+            if (m.abstraction) inline?.onInline?.({ method: m, scope, receiver, params: entry, resultVar, range: e.range, chain: frame.chain });
         }
         return { cmds, term: resultVar ? this.localTerm(resultVar) : T.TRUE };
     }
