@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, programOf, toProgramModel } from '../../language/src/index.js';
 import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
-import { verifyProgram, type SolverBackend, type VDiagnostic } from '../../packages/verifier/src/index.js';
+import { verifyProgram, verifyWithInference, type SolverBackend, type VDiagnostic } from '../../packages/verifier/src/index.js';
 
 /** The program model of one file (its own program) or of a source text. */
 export async function programOfText(text: string, file = '/virtual/test.calvin'): Promise<ProgramModel> {
@@ -23,10 +23,18 @@ export async function programOfFile(file: string): Promise<{ program: ProgramMod
     return { program: await programOfText(text, file), text };
 }
 
-/** The checker's error diagnostics of a program. */
-export async function errorsOf(program: ProgramModel, solver: SolverBackend): Promise<VDiagnostic[]> {
-    const r = await verifyProgram(program, { solver, timeLimitMs: 10_000 });
-    return r.diagnostics.filter(d => d.severity === 'error');
+/**
+ * The checker's error diagnostics of a program, as `calvin check` gives them
+ * (with the inferred protection), and the program they are about (the inferred
+ * one: the witness search reads its guards).
+ */
+export async function checked(program: ProgramModel, solver: SolverBackend, options: { infer?: boolean } = {}): Promise<{ program: ProgramModel; errors: VDiagnostic[] }> {
+    if (options.infer === false) {
+        const r = await verifyProgram(program, { solver, timeLimitMs: 10_000 });
+        return { program, errors: r.diagnostics.filter(d => d.severity === 'error') };
+    }
+    const r = await verifyWithInference(program, { solver, timeLimitMs: 10_000 });
+    return { program: r.inference.program, errors: r.diagnostics.filter(d => d.severity === 'error') };
 }
 
 /** `line:col code` of a diagnostic (1-based). */

@@ -86,6 +86,7 @@ export async function verifyDocuments(
             // one program's failure never discards the others' results
             let result: Awaited<ReturnType<typeof verifyProgram>>;
             let model: ReturnType<typeof toProgramModel>;
+            let checkedModel: ReturnType<typeof toProgramModel> | undefined;
             try {
                 model = toProgramModel(group, Calvin.types.TypeSystem);
                 const verifyOptions = {
@@ -98,6 +99,8 @@ export async function verifyDocuments(
                     const r = await verifyWithInference(model, verifyOptions);
                     out.inferred.push(...r.inference.annotations);
                     result = r;
+                    // (the witness search reads the protection the checks used: the inferred one)
+                    checkedModel = r.inference.program;
                 } else result = await verifyProgram(model, verifyOptions);
             } catch (e) {
                 options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
@@ -110,7 +113,7 @@ export async function verifyDocuments(
                 continue;
             }
             const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
-            const search = options.witness ? new WitnessSearch(model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
+            const search = options.witness ? new WitnessSearch(checkedModel ?? model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
             for (const d of result.diagnostics) {
                 const cli = toCli(d, fileOf);
                 if (search && d.severity === 'error' && d.code !== 'unknown') {

@@ -916,7 +916,10 @@ export class Lowerer {
                     entry.push(copy);
                 }
             });
-            for (const r of m.abstraction?.requires ?? []) { // witness search only (inlined body of a method with an abstraction)
+            // witness search only (inlined body of a method with an abstraction): the checks of the call
+            // that the abstraction's own check relies on, as in inlineAbstraction
+            if (inline && m.abstraction) append(bind, this.assumedInvariants(m, receiver, args, e.range, frame));
+            for (const r of m.abstraction?.requires ?? []) {
                 bind.push({
                     k: 'checkState', cond: translate(r.expr, this.ctx(callee)),
                     check: { ...this.check('abstraction', e.range, `the precondition '${r.text}' of '${m.name}' may not hold at this call`, frame), related: { range: r.range, message: `precondition of '${m.name}'` } },

@@ -8,7 +8,7 @@ import type { BoundedProgram, ThreadInstance } from './program.js';
 import { Heap, type Value } from './heap.js';
 import { evalTerm, type EvalEnv } from './eval.js';
 import { callContext, ensuresConditions, nextPositionSet, stepConditions, W_OLD, W_PRE, type StepWrite } from './simulation.js';
-import { WitnessUnsupported } from './types.js';
+import { FATAL_CODES, WitnessUnsupported } from './types.js';
 
 /**
  * The concrete interpreter of the bounded program (issue 14): the ground
@@ -88,6 +88,29 @@ export interface StepOutcome {
     shown?: Array<{ name: string; value: Value; ref: boolean }>;
 }
 
+/** Whether a thread goes on after the step (it succeeded, or only a check that does not stop it failed). */
+export function goesOn(s: StepOutcome): boolean {
+    return s.status === 'ok' || (s.status === 'failed' && s.point.k === 'check' && !FATAL_CODES.has(s.failed!.code));
+}
+
+/** The run of the field initializers (the store `Init`). */
+export interface InitRun {
+    /** The store after them (when they fail, the store where they stopped). */
+    heap: Heap;
+    /** Their operations, in order (for the trace). */
+    steps: StepOutcome[];
+    /** Every step that failed a check, with the number of operations before it (`steps.slice(0, before)`). */
+    failures: Array<{ outcome: StepOutcome; before: number }>;
+    /** Simulation failures of the methods with an abstraction they call (a step no abstraction step matches). */
+    simulation: Array<{ outcome: StepOutcome; before: number; call: CallState }>;
+    /** The returns of those methods (their simulation state at the return), with the `ensures` false there. */
+    returns: Array<{ outcome: StepOutcome; before: number; ensuresFailed: string[] }>;
+    /** The failure that stopped them (a fatal check): no thread starts. */
+    aborted?: StepOutcome;
+    /** The interpreter that ran them (to evaluate at their steps). */
+    machine: Machine;
+}
+
 /** The values a failed check names, in the state where it failed. */
 function shownValues(check: CheckInfo, env: EvalEnv): Array<{ name: string; value: Value; ref: boolean }> {
     const out: Array<{ name: string; value: Value; ref: boolean }> = [];
@@ -118,6 +141,8 @@ export class Machine {
     readonly threads: Running[] = [];
     /** Failures of the simulation of inlined methods by their abstractions, in order. */
     readonly simulationFailures: Array<{ thread: number; call: CallState; op: AtomicOp }> = [];
+    /** The field initializers' run (Machine.initial): not one of the threads. */
+    private initRun?: Running;
 
     constructor(readonly bp: BoundedProgram, initial: Heap, nondet: boolean[][] = []) {
         this.heap = initial.clone();
@@ -129,20 +154,30 @@ export class Machine {
         }
     }
 
-    /** The store after the field initializers (and their steps, for the trace). */
-    static initial(bp: BoundedProgram): { heap: Heap; steps: StepOutcome[] } {
+    /** The store after the field initializers (and their steps, for the trace); a failed check is recorded, a fatal one stops them. */
+    static initial(bp: BoundedProgram): InitRun {
         const m = new Machine({ ...bp, threads: [] }, new Heap(bp.ctx.vocab));
         const inst: ThreadInstance = { index: -1, name: 'init', model: undefined as never, tid: 0, body: bp.init };
         const r: Running = { inst, locals: new Map(), gen: undefined as never, pending: { k: 'end' }, nondet: [], calls: [], snapshots: new Map() };
+        m.initRun = r;
         r.gen = m.run(r, bp.init);
         m.advance(r);
-        const steps: StepOutcome[] = [];
+        const out: InitRun = { heap: m.heap, steps: [], failures: [], simulation: [], returns: [], machine: m };
         while (r.pending.k !== 'end') {
+            const failuresBefore = m.simulationFailures.length;
             const s = m.take(r);
-            if (s.status !== 'ok') throw new WitnessUnsupported(`the field initializers do not run to their end (${s.status}${s.failed ? `: ${s.failed.message}` : ''})`);
-            if (s.point.k === 'op') steps.push(s);
+            const before = out.steps.length;
+            if (s.status === 'failed') out.failures.push({ outcome: s, before });
+            for (const f of m.simulationFailures.slice(failuresBefore)) out.simulation.push({ outcome: s, before, call: f.call });
+            if (s.point.k === 'return' && s.call) out.returns.push({ outcome: s, before, ensuresFailed: m.failingEnsures(-1, s.call) });
+            if (!goesOn(s)) {
+                if (s.status === 'failed') { out.aborted = s; break; }
+                throw new WitnessUnsupported(`the field initializers do not run to their end (${s.status})`);
+            }
+            if (s.point.k === 'op') out.steps.push(s);
         }
-        return { heap: m.heap, steps };
+        out.heap = m.heap;
+        return out;
     }
 
     pending(t: number): Point {
@@ -150,7 +185,7 @@ export class Machine {
     }
 
     locals(t: number): ReadonlyMap<string, Value> {
-        return this.threads[t].locals;
+        return this.running(t).locals;
     }
 
     /** Thread t takes its pending point. */
@@ -160,7 +195,14 @@ export class Machine {
 
     /** An environment to evaluate terms of thread t: its locals, the current store, and named stores. */
     env(t: number, states: Record<string, Heap> = {}): EvalEnv {
-        const r = this.threads[t];
+        return this.envOf(this.running(t), states);
+    }
+
+    private running(t: number): Running {
+        return t === -1 && this.initRun ? this.initRun : this.threads[t];
+    }
+
+    private envOf(r: Running, states: Record<string, Heap> = {}): EvalEnv {
         return { locals: r.locals, heap: s => (s === undefined ? this.heap : states[s] ?? r.snapshots.get(s) ?? fail(`no state ${s}`)) };
     }
 
@@ -209,7 +251,7 @@ export class Machine {
             case 'stuck': return { thread: r.inst.index, point: p, status: 'stuck', accesses: [] };
             case 'end': return { thread: r.inst.index, point: p, status: 'stuck', accesses: [] };
         }
-        if (out.status === 'ok') this.advance(r);
+        if (goesOn(out)) this.advance(r);
         return out;
     }
 
@@ -225,7 +267,7 @@ export class Machine {
 
     private execCheck(r: Running, c: Extract<Cmd, { k: 'checkLocal' | 'checkState' | 'assumeState' }>): StepOutcome {
         const accesses: Access[] = [];
-        const env: EvalEnv = { ...this.env(r.inst.index), onRead: (map, keys, value) => accesses.push({ map, keys, value, write: false }) };
+        const env: EvalEnv = { ...this.envOf(r), onRead: (map, keys, value) => { if (!BOOKKEEPING_MAPS.has(map)) accesses.push({ map, keys, value, write: false }); } };
         const ok = evalTerm(c.cond, env) === true;
         const point: Point = { k: 'check', cmd: c };
         if (ok) return { thread: r.inst.index, point, status: 'ok', accesses };
@@ -315,7 +357,7 @@ export class Machine {
             const ctx = callContext(vocab, call.body, tid);
             const priv = (o: Term) => T.or(T.not(T.read(ALLOC, [o], 'Bool', W_PRE)), T.eq(T.read(OWNER, [o], 'Int', W_PRE), tid));
             const c = vocab.has(ALLOC) ? stepConditions(vocab, call.body, ctx, writes, priv) : stepConditions(vocab, call.body, ctx, writes, () => T.FALSE);
-            const env = this.env(r.inst.index, { [W_PRE]: pre, [W_OLD]: call.old });
+            const env = this.envOf(r, { [W_PRE]: pre, [W_OLD]: call.old });
             const n = call.body.method.abstraction!.steps.length;
             call.positions = nextPositionSet(call.positions, n, j => evalTerm(c.steps[j - 1], env) === true, evalTerm(c.stutter, env) === true);
             if (call.positions.size === 0) {
@@ -327,7 +369,7 @@ export class Machine {
 
     /** The `ensures` of a returning call that do not hold (current state; `\old` at the call). */
     failingEnsures(t: number, call: CallState): string[] {
-        const ctx = callContext(this.bp.ctx.vocab, call.body, T.int(this.threads[t].inst.tid));
+        const ctx = callContext(this.bp.ctx.vocab, call.body, T.int(this.running(t).inst.tid));
         const env = this.env(t, { [W_OLD]: call.old });
         return ensuresConditions(call.body, ctx).filter(e => evalTerm(e.cond, env) !== true).map(e => e.text);
     }

@@ -4,7 +4,7 @@ import * as T from '../smt/term.js';
 import type { BoundedProgram } from './program.js';
 import type { Heap } from './heap.js';
 import { evalTerm } from './eval.js';
-import { Machine, ReplayMismatch, type Point, type StepOutcome } from './machine.js';
+import { goesOn, Machine, ReplayMismatch, type InitRun, type Point, type StepOutcome } from './machine.js';
 import type { EventPoint, SymEvent } from './symbolic.js';
 import type { Candidate } from './targets.js';
 import { syncOp } from './targets.js';
@@ -46,7 +46,7 @@ function describe(p: Point): string {
  * Replays a schedule on the concrete interpreter and checks that it reaches
  * the failure (issue 14): the search's model is never trusted, only this.
  */
-export function replay(bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, schedule: Schedule, cand: Candidate, source: SourceReader): ReplayResult {
+export function replay(bp: BoundedProgram, init: Pick<InitRun, 'heap'>, schedule: Schedule, cand: Candidate, source: SourceReader): ReplayResult {
     const vocab = bp.ctx.vocab;
     const namer = new Namer(vocab, init.heap);
     let m: Machine;
@@ -83,7 +83,7 @@ export function replay(bp: BoundedProgram, init: { heap: Heap; steps: StepOutcom
                 show(out, true);
                 return { ok: true, steps, summary: `${name(t)}: ${cand.assert.check.message}` };
             }
-            if (out.status !== 'ok') return { ok: false, why: `${name(t)} cannot take ${describe(p)} (${out.status}${out.failed ? `: ${out.failed.message}` : ''})` };
+            if (!goesOn(out)) return { ok: false, why: `${name(t)} cannot take ${describe(p)} (${out.status}${out.failed ? `: ${out.failed.message}` : ''})` };
             const isLast = last && ['invariant', 'env', 'loop-invariant', 'bad-step', 'missing-steps', 'ensures', 'writable'].includes(cand.kind) && cand.event === e;
             if (!isLast) { show(out); continue; }
             return finish(bp, m, out, cand, steps, show, name);
@@ -147,9 +147,12 @@ function finish(bp: BoundedProgram, m: Machine, out: StepOutcome, cand: Candidat
         }
         case 'missing-steps': {
             const n = cand.body.method.abstraction!.steps.length;
-            if (!out.call || out.call.positions.size === 0 || out.call.positions.has(n)) return { ok: false, why: 'the method returns after all its steps' };
+            // no position left (an earlier step matched none of the abstraction's): no run of it happened either
+            if (!out.call || out.call.positions.has(n)) return { ok: false, why: 'the method returns after all its steps' };
             show(out, true);
-            return { ok: true, steps, summary: `${name(t)} returns from '${cand.body.method.name}' before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened` };
+            const steps_ = `${n} step${n === 1 ? '' : 's'}`;
+            const how = out.call.positions.size === 0 ? `with its steps matching no run of its abstraction (not all ${steps_} happened)` : `before all ${steps_} of its abstraction happened`;
+            return { ok: true, steps, summary: `${name(t)} returns from '${cand.body.method.name}' ${how}` };
         }
         case 'ensures': {
             if (!out.call || !m.failingEnsures(t, out.call).includes(cand.text)) return { ok: false, why: `the postcondition '${cand.text}' holds` };

@@ -3,10 +3,10 @@ import type { VDiagnostic } from '../report/result.js';
 import type { SolverBackend, SolverSession } from '../solver-host/types.js';
 import { SolverFailure } from '../solver-host/types.js';
 import { LoweringError } from '../lower/lower.js';
+import type { Vocabulary } from '../heap/vocabulary.js';
 import { evalTerm } from './eval.js';
 import { boundedProgram, type BoundedProgram } from './program.js';
-import { Machine, type StepOutcome } from './machine.js';
-import type { Heap } from './heap.js';
+import { Machine, type InitRun } from './machine.js';
 import { SymProgram, type SymEvent } from './symbolic.js';
 import * as T from '../smt/term.js';
 import { Encoder, parseModel } from './encode.js';
@@ -14,7 +14,8 @@ import { addCandidates, everyFailure, goalOf, type Candidate, type Goal } from '
 import { replay, type Schedule } from './replay.js';
 import { actionOf, noSource, Namer, stepOf, type SourceReader } from './format.js';
 import { tooWeak } from './reasons.js';
-import { DEFAULT_BOUNDS, sameRange, WitnessUnsupported, type WitnessBounds, type WitnessResult } from './types.js';
+import { initWitness } from './initializers.js';
+import { DEFAULT_BOUNDS, sameRange, WitnessUnsupported, type WitnessBounds, type WitnessResult, type WitnessStep } from './types.js';
 
 export interface WitnessOptions {
     solver: SolverBackend;
@@ -46,13 +47,13 @@ const CODES = new Set(['race', 'assert', 'null', 'bounds', 'div-zero', 'invarian
  */
 export class WitnessSearch {
     readonly bounds: WitnessBounds;
-    private readonly prepared = new Map<string, { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } }>();
+    private readonly prepared = new Map<string, { bp: BoundedProgram; init: InitRun }>();
 
     constructor(readonly program: ProgramModel, private readonly options: WitnessOptions) {
         this.bounds = { ...DEFAULT_BOUNDS, ...(options.bounds ?? {}) };
     }
 
-    private prepare(bounds: WitnessBounds = this.bounds): { bp: BoundedProgram; init: { heap: Heap; steps: StepOutcome[] } } {
+    private prepare(bounds: WitnessBounds = this.bounds): { bp: BoundedProgram; init: InitRun } {
         const key = JSON.stringify(bounds);
         let p = this.prepared.get(key);
         if (!p) {
@@ -79,15 +80,19 @@ export class WitnessSearch {
         const notConfirmed = (reason: string): WitnessResult => ({ status: 'not-confirmed', bounds: this.bounds, reason, timeMs: Date.now() - t0 });
         if (d.severity !== 'error' || !CODES.has(d.code)) return notConfirmed(`no witness is searched for '${d.code}' diagnostics`);
         try {
-            if (d.code === 'invariant' && /initial state/.test(d.message)) {
-                const { bp, init } = this.prepare();
-                return this.initial(d, bp, init, t0);
-            }
+            const first = this.prepare();
+            if (d.code === 'invariant' && /initial state/.test(d.message)) return this.initial(d, first.bp, first.init, t0);
+            const goal = goalOf(d, first.bp.ctx.vocab);
+            // a failure in the field initializers: their one run decides
+            const inInit = initWitness(goal, first.bp, first.init, this.options.source ?? noSource);
+            if (inInit) return { status: 'confirmed', steps: inInit.steps, bounds: this.bounds, summary: inInit.summary, timeMs: Date.now() - t0 };
+            const aborted = first.init.aborted;
+            if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
             for (const bounds of this.stages()) {
                 const { bp, init } = this.prepare(bounds);
                 const sp = new SymProgram(bp, init.heap);
-                const found = await this.search(goalOf(d, sp), sp, bp, init, t0, d, bounds);
+                const found = await this.search(goal, sp, bp, init, t0, d, bounds);
                 // (only the result, as data: the search's candidate stays here)
                 const { candidate: _candidate, ...plain } = found;
                 void _candidate;
@@ -104,11 +109,24 @@ export class WitnessSearch {
     }
 
     /** Search for goals (synthetic ones: tests ask for failures anywhere); the witness reaches one of them. */
-    async searchGoals(goals: (sp: SymProgram) => Goal[]): Promise<WitnessResult & { candidate?: Candidate }> {
+    async searchGoals(goals: (vocab: Vocabulary) => Goal[]): Promise<WitnessResult & { candidate?: Candidate }> {
         const t0 = Date.now();
         const { bp, init } = this.prepare();
+        const gs = goals(bp.ctx.vocab);
+        const inInit = this.initFailure(gs, bp, init);
+        if (inInit) return { status: 'confirmed', steps: inInit.steps, bounds: this.bounds, summary: inInit.summary, timeMs: Date.now() - t0 };
+        if (init.aborted) return { status: 'not-confirmed', bounds: this.bounds, reason: `${boundsText(this.bounds)}: the field initializers fail before any thread starts`, timeMs: Date.now() - t0 };
         const sp = new SymProgram(bp, init.heap);
-        return this.search(goals(sp), sp, bp, init, t0);
+        return this.search(gs, sp, bp, init, t0);
+    }
+
+    /** A failure of the goals inside the field initializers (goals that need no symbolic program). */
+    private initFailure(gs: Goal[], bp: BoundedProgram, init: InitRun): { steps: WitnessStep[]; summary: string } | undefined {
+        for (const g of gs) {
+            const w = initWitness(g, bp, init, this.options.source ?? noSource);
+            if (w) return w;
+        }
+        return undefined;
     }
 
     /** Search for any failure of the program (of every diagnostic code, anywhere). */
@@ -116,7 +134,7 @@ export class WitnessSearch {
         return this.searchGoals(everyFailure);
     }
 
-    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
+    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: InitRun, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
         const enc = new Encoder(sp, bounds.switches);
         const cands = (Array.isArray(goal) ? goal : [goal]).flatMap(g => addCandidates(g, sp, enc));
         const none = (why: string): WitnessResult => ({ status: 'not-confirmed', bounds, reason: why, timeMs: Date.now() - t0 });
@@ -180,7 +198,7 @@ export class WitnessSearch {
     }
 
     /** An invariant the initial store breaks: the field initializers are the witness. */
-    private initial(d: VDiagnostic, bp: BoundedProgram, init: { heap: Heap; steps: StepOutcome[] }, t0: number): WitnessResult {
+    private initial(d: VDiagnostic, bp: BoundedProgram, init: InitRun, t0: number): WitnessResult {
         const inv = bp.ctx.invariants.find(i => sameRange(i.clause.range, d.range));
         const timeMs = () => Date.now() - t0;
         if (!inv) return { status: 'not-confirmed', bounds: this.bounds, reason: 'the invariant is not found', timeMs: timeMs() };

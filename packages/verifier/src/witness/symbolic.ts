@@ -114,6 +114,8 @@ export interface Havoc {
 }
 
 const BOOKKEEPING = new Set([ALLOC, OWNER, LINKED]);
+/** The pseudo-locals of a thread's own objects' OWNER and LINKED (ownRead). */
+const OWN = 'own!', LNK = 'lnk!';
 const FATAL_CODES = new Set(['assert', 'null', 'bounds', 'div-zero']);
 /** More events than this make an encoding the solver would not finish in time. */
 const MAX_EVENTS = 5000;
@@ -284,19 +286,21 @@ export class SymProgram {
             case 'quant': {
                 const [v, ...rest] = t.vars;
                 const inner: Term = rest.length === 0 ? t.body : { ...t, vars: rest };
-                const domain = this.domain(t, v, x => go(x));
+                const domain = this.domain(t, v, x => go(x), locals);
                 const parts = domain.map(d => this.sym(inner, locals, read, new Map([...bound, [v.name, d]])));
                 return t.q === 'forall' ? T.and(...parts) : T.or(...parts);
             }
         }
     }
 
-    private domain(t: Extract<Term, { t: 'quant' }>, v: { name: string; sort: Sort; type?: string }, go: (x: Term) => Term): Term[] {
+    private domain(t: Extract<Term, { t: 'quant' }>, v: { name: string; sort: Sort; type?: string }, go: (x: Term) => Term, locals: ReadonlyMap<string, Term>): Term[] {
         if (v.sort === 'Bool') return [T.FALSE, T.TRUE];
         if (v.sort === 'Ref') {
             const type = v.type ? typeOfKey(v.type) : undefined;
             const id = type ? this.bp.ctx.vocab.typeId(type) : undefined;
-            return [T.int(0), ...this.types.filter(x => x.ref <= this.initRefMax && (id === undefined || x.type === id)).map(x => T.int(x.ref))];
+            // the objects of the initializers and the thread's own (the others': bookkeeping() publishes them)
+            const own = new Set(this.ownRefs(locals));
+            return [T.int(0), ...this.types.filter(x => (x.ref <= this.initRefMax || own.has(x.ref)) && (id === undefined || x.type === id)).map(x => T.int(x.ref))];
         }
         const body = t.body;
         const range = t.q === 'forall' ? (body.t === 'app' && body.fn === '=>' ? body.args[0] : undefined) : body;
@@ -328,7 +332,28 @@ export class SymProgram {
 
     /** A term at a point in time of an event: its locals, and reads in the given states. */
     symAt(e: SymEvent, t: Term, states: (s: string | undefined) => TimePoint, locals: ReadonlyMap<string, Term> = e.locals): Term {
-        return this.sym(t, locals, (map, keys, s) => this.readAt(map, keys, states(s)), new Map());
+        return this.sym(t, locals, (map, keys, s) => (BOOKKEEPING.has(map) ? this.ownRead(map, keys[0], locals) : this.readAt(map, keys, states(s))), new Map());
+    }
+
+    /**
+     * OWNER and LINKED of an object: the thread's own allocations carry them
+     * in its state (pseudo-locals `own!r`, `lnk!r`: only the allocating thread
+     * changes them, by publishing or linking), the others as in bookkeeping().
+     */
+    private ownRead(map: string, key: Term, locals: ReadonlyMap<string, Term>): Term {
+        const prefix = map === OWNER ? OWN : map === LINKED ? LNK : undefined;
+        if (!prefix) return this.bookkeeping(map, key);
+        if (key.t === 'int') return locals.get(`${prefix}${key.value}`) ?? this.bookkeeping(map, key);
+        let v = this.bookkeeping(map, key);
+        for (const [name, value] of locals) {
+            if (name.startsWith(prefix)) v = T.ite(T.eq(key, T.int(BigInt(name.slice(prefix.length)))), value, v);
+        }
+        return v;
+    }
+
+    /** The thread's own allocations (their references), from its state. */
+    private ownRefs(locals: ReadonlyMap<string, Term>): bigint[] {
+        return [...locals.keys()].filter(k => k.startsWith(OWN)).map(k => BigInt(k.slice(OWN.length)));
     }
 
     // ------------------------------------------------------------ unrolling
@@ -410,7 +435,9 @@ export class SymProgram {
             case 'loop': {
                 const instance = this.loopInstances++;
                 let cur = s;
-                for (let i = 0; i < this.bp.bounds.loops && !isFalse(cur.guard); i++) {
+                // `loops` iterations, and one more pass for the test that leaves the loop after them
+                // (its path on past the end of the body is cut like any other)
+                for (let i = 0; i <= this.bp.bounds.loops && !isFalse(cur.guard); i++) {
                     if (headIsPoint(c)) this.event({ k: 'head', loop: c, iteration: i, instance }, cur);
                     cur = this.cmds(c.body, cur);
                 }
@@ -490,7 +517,8 @@ export class SymProgram {
         const read = (map: string, keys: Term[], state: string | undefined): Term => {
             if (state === OP_PRE) return this.readAt(map, keys, this.pre(e));
             if (state !== undefined) throw new WitnessUnsupported(`a read of state ${state} in an operation`);
-            if (!BOOKKEEPING.has(map)) e.footprint.push({ map, keys, write: false, when });
+            if (BOOKKEEPING.has(map)) return this.ownRead(map, keys[0], locals);
+            e.footprint.push({ map, keys, write: false, when });
             let v = this.readAt(map, keys, this.pre(e));
             for (const o of overlay) if (o.map === map) v = T.ite(T.and(o.when, keysEqual(o.keys, keys)), o.value, v);
             return v;
@@ -513,10 +541,22 @@ export class SymProgram {
                             if (alloc && op.fresh?.some(f => f.t === 'var' && f.name === v)) {
                                 e.allocRef = this.nextRef++;
                                 locals.set(v, T.int(e.allocRef));
+                                if (this.bp.ctx.vocab.has(OWNER)) { locals.set(`${OWN}${e.allocRef}`, T.int(0)); locals.set(`${LNK}${e.allocRef}`, T.FALSE); }
                             } else locals.set(v, this.nondet(T.and(s.guard, inner)));
                         }
                         break;
                     case 'store': {
+                        if (c.map === OWNER || c.map === LINKED) {
+                            // (only the thread's own objects: the others' stay as bookkeeping() says)
+                            const key = ev(c.keys[0]), value = ev(c.value);
+                            const prefix = c.map === OWNER ? OWN : LNK;
+                            for (const r of this.ownRefs(locals)) {
+                                const hit = T.and(inner, T.eq(key, T.int(r)));
+                                if (hit.t === 'bool' && !hit.value) continue;
+                                locals.set(`${prefix}${r}`, this.define('o', T.ite(hit, value, locals.get(`${prefix}${r}`)!)));
+                            }
+                            break;
+                        }
                         if (alloc || BOOKKEEPING.has(c.map)) break;
                         const keys = c.keys.map(k => this.define('k', ev(k)));
                         const value = this.define('w', ev(c.value));
@@ -528,6 +568,12 @@ export class SymProgram {
                         break;
                     }
                     case 'update':
+                        if (c.map === OWNER && c.params.length === 1) {
+                            // publication: each of the thread's own objects, with the update's parameter bound to it
+                            const next = this.ownRefs(locals).map(r => [r, this.sym(c.value, locals, read, new Map([[c.params[0].name, T.int(r)]]))] as const);
+                            for (const [r, v] of next) locals.set(`${OWN}${r}`, this.define('o', T.ite(inner, v, locals.get(`${OWN}${r}`)!)));
+                            break;
+                        }
                         if (c.map === OWNER || c.map === LINKED || (alloc && this.bp.ctx.vocab.stateVar(c.map).kind === 'elems')) break;
                         throw new WitnessUnsupported(`an update of ${c.map} in the real program`);
                     case 'havocMap': throw new WitnessUnsupported('an abstraction step in the real program');

@@ -1,6 +1,6 @@
 import type { Clause, Range } from '../model/program.js';
 import type { VDiagnostic } from '../report/result.js';
-import type { Access } from '../il/il.js';
+import type { Access, CheckInfo } from '../il/il.js';
 import { EPOST, EPRE, guardTerm, mapsOfExpr, relationCtx, stateCtx, type Guard } from '../spec/environment.js';
 import { mentionsThis, translate } from '../spec/translate.js';
 import * as T from '../smt/term.js';
@@ -12,6 +12,7 @@ import { FATAL } from './encode.js';
 import { keysEqual, type SymAssert, type SymEvent, type SymProgram, type TimePoint } from './symbolic.js';
 import { callContext, ensuresConditions, nextPositions, stepConditions, W_OLD, W_PRE } from './simulation.js';
 import { sameRange, WitnessUnsupported } from './types.js';
+import type { Vocabulary } from '../heap/vocabulary.js';
 
 /**
  * What a witness must reach for each diagnostic code (issue 14), as
@@ -41,6 +42,8 @@ export interface Goal {
     range?: Range;
     /** For invariant/env: the clauses named (by the related information or the message). */
     clauses?: Clause[];
+    /** For invariant: the check at a call that the callee's abstraction may assume the invariant (not a step that breaks it). */
+    assumed?: boolean;
     /** For abstraction failures: which kind, and the method's name. */
     abstraction?: { kind: 'requires' | 'bad-step' | 'missing-steps' | 'ensures'; method?: string; text?: string };
     /** For loop invariants: entry (iteration 0) or preservation (a later iteration). */
@@ -52,11 +55,12 @@ export interface Goal {
 }
 
 /** Goals for every failure anywhere in a program (a correct program has a witness for none of them). */
-export function everyFailure(sp: SymProgram): Goal[] {
-    const program = sp.bp.ctx.vocab.program;
+export function everyFailure(vocab: Vocabulary): Goal[] {
+    const program = vocab.program;
     return [
         { code: 'race' }, { code: 'assert' }, { code: 'null' }, { code: 'bounds' }, { code: 'div-zero' },
         { code: 'invariant', clauses: [...program.invariants, ...program.classes.flatMap(c => c.invariants)] },
+        { code: 'invariant', assumed: true },
         { code: 'env', clauses: [...program.environments, ...program.classes.flatMap(c => c.environments)] },
         { code: 'loop-invariant' },
         { code: 'abstraction', abstraction: { kind: 'requires' } },
@@ -67,14 +71,14 @@ export function everyFailure(sp: SymProgram): Goal[] {
 }
 
 /** The goal of a verifier diagnostic. */
-export function goalOf(d: VDiagnostic, sp: SymProgram): Goal {
+export function goalOf(d: VDiagnostic, vocab: Vocabulary): Goal {
     const goal: Goal = { code: d.code, range: d.range };
-    const vocab = sp.bp.ctx.vocab;
     const relatedRanges = d.related.map(r => r.range);
     if (d.code === 'invariant') {
         const all = [...vocab.program.invariants, ...vocab.program.classes.flatMap(c => c.invariants)];
         const text = /invariant '(.*)'/.exec(d.message)?.[1];
         goal.clauses = pick(all, relatedRanges, text);
+        if (/ assumes the invariant '/.test(d.message)) goal.assumed = true;
     } else if (d.code === 'env') {
         const all = [...vocab.program.environments, ...vocab.program.classes.flatMap(c => c.environments)];
         const text = /environment assumption '(.*)'/.exec(d.message)?.[1];
@@ -104,8 +108,14 @@ function pick(all: Clause[], ranges: Range[], text: string | undefined): Clause[
     return byText.length > 0 ? byText : all;
 }
 
+/** For a check of an invariant at a call: it is one of the goal's clauses (a call checks one per invariant). */
+export function sameClause(check: CheckInfo, goal: Goal): boolean {
+    const r = check.related?.range;
+    return check.code !== 'invariant' || !r || !goal.clauses || goal.clauses.some(c => sameRange(c.range, r));
+}
+
 /** Whether a range is the goal's (any range, for a goal without one). */
-function inRange(r: Range, goal: Goal): boolean {
+export function inRange(r: Range, goal: Goal): boolean {
     return goal.range === undefined || sameRange(r, goal.range);
 }
 
@@ -141,24 +151,28 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
     };
     const vocab = sp.bp.ctx.vocab;
     const pre = (e: SymEvent): TimePoint => ({ event: e, phase: 'pre' });
-    const post = (e: SymEvent): TimePoint => ({ event: e, phase: 'post' });
     const x = (e: SymEvent) => enc.x(e);
     const events = sp.events;
+    // the checks of the goal's code at its range fail
+    const addChecks = () => {
+        for (const e of events) {
+            for (const a of e.asserts) {
+                if (a.check.code !== goal.code || !inRange(a.check.range, goal) || !sameClause(a.check, goal)) continue;
+                add({ kind: 'check', event: e, assert: a }, T.and(x(e), a.when, T.not(a.cond)), [a]);
+            }
+        }
+    };
 
     switch (goal.code) {
-        case 'assert': case 'null': case 'bounds': case 'div-zero': case 'abstraction': {
-            if (goal.code === 'abstraction' && goal.abstraction?.kind !== 'requires') {
-                addSimulation(goal, sp, enc, add);
-                break;
-            }
-            for (const e of events) {
-                for (const a of e.asserts) {
-                    if (a.check.code !== goal.code || !inRange(a.check.range, goal)) continue;
-                    add({ kind: 'check', event: e, assert: a }, T.and(x(e), a.when, T.not(a.cond)), [a]);
-                }
-            }
+        case 'invariant':
+            // a step that breaks the invariant, or (assumed) the check at a call that it holds
+            if (goal.assumed) addChecks();
+            else addBroken(goal, sp, enc, add);
             break;
-        }
+        case 'assert': case 'null': case 'bounds': case 'div-zero': case 'abstraction':
+            if (goal.code === 'abstraction' && goal.abstraction?.kind !== 'requires') addSimulation(goal, sp, enc, add);
+            else addChecks();
+            break;
         case 'race': {
             const kinds = goal.raceKinds ?? ['race', 'writable'];
             for (const e1 of events) {
@@ -186,21 +200,6 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                         const shared = obj ? enc.published(obj, pre(e1)) : T.TRUE;
                         add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj }, T.and(x(e1), T.not(cond), shared));
                     }
-                }
-            }
-            break;
-        }
-        case 'invariant': {
-            for (const e of events) {
-                if (!at(e, goal)) continue;
-                for (const clause of goal.clauses ?? []) {
-                    const className = classOf(sp, clause, 'invariants');
-                    // a step can break an invariant by changing what it mentions, or (a class invariant) by publishing an object
-                    const publishes = className !== undefined && e.writes.some(w => vocab.sortOfVar(w.map) === 'Ref');
-                    if (!publishes && !writesAny(e, mapsOfExpr(clause.expr, vocab))) continue;
-                    const before = clauseHolds(sp, enc, e, clause, className, pre(e));
-                    const after = clauseHolds(sp, enc, e, clause, className, post(e));
-                    add({ kind: 'invariant', event: e, clause, className }, T.and(x(e), before, T.not(after)));
                 }
             }
             break;
@@ -238,6 +237,26 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
             throw new WitnessUnsupported(`no witness search for '${goal.code}' diagnostics`);
     }
     return out;
+}
+
+/** A step of a thread that breaks one of the goal's invariant clauses. */
+function addBroken(goal: Goal, sp: SymProgram, enc: Encoder, add: (c: Candidate, f: Term, relax?: SymAssert[]) => void): void {
+    const vocab = sp.bp.ctx.vocab;
+    const pre = (e: SymEvent): TimePoint => ({ event: e, phase: 'pre' });
+    const post = (e: SymEvent): TimePoint => ({ event: e, phase: 'post' });
+    const x = (e: SymEvent) => enc.x(e);
+    for (const e of sp.events) {
+        if (!at(e, goal)) continue;
+        for (const clause of goal.clauses ?? []) {
+            const className = classOf(sp, clause, 'invariants');
+            // a step can break an invariant by changing what it mentions, or (a class invariant) by publishing an object
+            const publishes = className !== undefined && e.writes.some(w => vocab.sortOfVar(w.map) === 'Ref');
+            if (!publishes && !writesAny(e, mapsOfExpr(clause.expr, vocab))) continue;
+            const before = clauseHolds(sp, enc, e, clause, className, pre(e));
+            const after = clauseHolds(sp, enc, e, clause, className, post(e));
+            add({ kind: 'invariant', event: e, clause, className }, T.and(x(e), before, T.not(after)));
+        }
+    }
 }
 
 /** The class whose clause list holds the clause (undefined: top level). */
@@ -351,7 +370,7 @@ function addSimulation(goal: Goal, sp: SymProgram, enc: Encoder, add: (c: Candid
             const rp = r.point as Extract<SymEvent['point'], { k: 'return' }>;
             if (!inRange(rp.range, goal)) continue;
             const pos = before(r);
-            if (a.kind === 'missing-steps') add({ kind: 'missing-steps', event: r, body }, T.and(enc.x(r), T.or(...pos), T.not(pos[n])));
+            if (a.kind === 'missing-steps') add({ kind: 'missing-steps', event: r, body }, T.and(enc.x(r), T.not(pos[n])));
             if (a.kind === 'ensures') {
                 for (const en of ensuresConditions(body, ctx)) {
                     if (a.text && en.text !== a.text) continue;

@@ -37,6 +37,14 @@ export type WitnessResult =
     | { status: 'confirmed'; steps: WitnessStep[]; bounds: WitnessBounds; summary: string; timeMs: number }
     | { status: 'not-confirmed'; bounds: WitnessBounds; reason: string; timeMs: number };
 
+/**
+ * Failed checks that stop a thread (an exception in Java): a witness passes
+ * none of them before its failure. The others (a callee's `requires`, the
+ * invariants a callee assumes) are obligations of the modular check, not
+ * events of the real program: a thread goes on past them.
+ */
+export const FATAL_CODES: ReadonlySet<string> = new Set(['assert', 'null', 'bounds', 'div-zero']);
+
 /** Why a search ended without a witness, besides "none within the bounds". */
 export class WitnessUnsupported extends Error { }
 
