@@ -189,8 +189,47 @@ export function implies(a: Disjunct, b: Disjunct): boolean {
 export function simplify(ds: Disjunct[]): Disjunct[] {
     const unique = new Map<string, Disjunct>();
     for (const d of ds) unique.set(disjunctKey(d), d);
-    const list = [...unique.values()];
+    const list = resolve([...unique.values()]);
     return list.filter((d, i) => !list.some((e, j) => j !== i && implies(d, e) && !(implies(e, d) && j > i)));
+}
+
+/** `(P && a) || (P && !a)` is P (same threads, all other atoms the same): until no pair is left. */
+function resolve(ds: Disjunct[]): Disjunct[] {
+    const list = [...ds];
+    for (let changed = true; changed;) {
+        changed = false;
+        outer: for (let i = 0; i < list.length; i++) {
+            for (let j = i + 1; j < list.length; j++) {
+                const merged = complementary(list[i], list[j]);
+                if (!merged) continue;
+                list.splice(j, 1);
+                list[i] = merged;
+                changed = true;
+                break outer;
+            }
+        }
+    }
+    return list;
+}
+
+/** The two disjuncts' common part when they differ in one atom and its negation only. */
+function complementary(a: Disjunct, b: Disjunct): Disjunct | undefined {
+    if ((a.threads?.join(',') ?? '*') !== (b.threads?.join(',') ?? '*') || a.atoms.length !== b.atoms.length) return undefined;
+    const bKeys = new Set(b.atoms.map(atomKey));
+    const onlyA = a.atoms.filter(x => !bKeys.has(atomKey(x)));
+    if (onlyA.length !== 1) return undefined;
+    const aKeys = new Set(a.atoms.map(atomKey));
+    const onlyB = b.atoms.filter(x => !aKeys.has(atomKey(x)));
+    if (onlyB.length !== 1 || !negates(onlyA[0], onlyB[0])) return undefined;
+    return { threads: a.threads, atoms: a.atoms.filter(x => x !== onlyA[0]) };
+}
+
+/** Whether one atom is the other's negation (a boolean and its complement, `= c` and `!= c`). */
+function negates(x: Atom, y: Atom): boolean {
+    if ((x.k !== 'eq' && x.k !== 'ne') || (y.k !== 'eq' && y.k !== 'ne') || !samePath(x.loc, y.loc)) return false;
+    const value = (a: Extract<Atom, { k: 'eq' | 'ne' }>) => (a.c.k === 'bool' ? { pos: (a.k === 'eq') === a.c.v, key: 'bool' } : { pos: a.k === 'eq', key: constKey(a.c) });
+    const vx = value(x), vy = value(y);
+    return vx.key === vy.key && vx.pos !== vy.pos;
 }
 
 // ------------------------------------------------------------------ Calvin text and expressions
