@@ -342,6 +342,9 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         }
     }
     for (const f of fields) {
+        // (a guard over thread identities only, `tid == T1`, says in every state who may change f:
+        // "A ==> f unchanged" adds nothing but queries)
+        if (threadsOnly(vocab, guards.get(f.id))) continue;
         for (const { e, cls } of atoms) {
             if (hasPrimeExpr(e)) continue;
             if (cls !== undefined && cls !== f.owner) continue;
@@ -358,6 +361,12 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         }
     }
     return out;
+}
+
+/** Whether a guard is written (or inferred) over `tid` and constants only. */
+function threadsOnly(vocab: Vocabulary, g: Guard | undefined): boolean {
+    if (!g || g.clauses.length === 0) return false;
+    return g.clauses.every(c => mapsOfExpr(c.expr, vocab).size === 0 && !mentionsThis(c.expr));
 }
 
 /** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */

@@ -297,6 +297,14 @@ export class FactAnalysis {
                 if (!obj || !prefix || this.mayAlias(prefix, obj)) { st.atoms.delete(k); break; }
             }
         }
+        // a local read from the location no longer holds its value (`v = x; x = v + 1;`): nothing to lift through it
+        for (const [v, from] of st.prov) {
+            const p = from.path;
+            if (pathField(p) !== field) continue;
+            const of: Path | undefined = p.base.k === 'global' && p.fields.length === 0 ? undefined : { base: p.base, fields: p.fields.slice(0, -1) };
+            if (!obj || !of || this.mayAlias(of, obj)) st.prov.delete(v);
+        }
+        for (const [v, e] of [...st.defs]) if (readsField(e, field)) st.defs.delete(v);
     }
 
     /**
@@ -898,6 +906,12 @@ function pure(e: Expr): boolean {
         case 'binary': return pure(e.left) && pure(e.right);
         default: return false;
     }
+}
+
+/** Whether an expression reads a field (or global) with this id. */
+function readsField(e: Expr, field: string): boolean {
+    if ((e.kind === 'global' || e.kind === 'field') && e.field === field) return true;
+    return children(e).some(c => readsField(c, field));
 }
 
 function mentionsVar(e: Expr, id: string): boolean {
