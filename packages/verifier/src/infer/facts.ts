@@ -39,6 +39,8 @@ export interface WriteSite {
     range: Range;
     /** The value written when it is the same constant every time the site runs (a constant, or `tid`). */
     value?: Const | 'tid';
+    /** It adds a non-negative constant to the value the thread read of the location (`x++`, `x = x + 1`, `c = x; x = c + 2`). */
+    increment?: boolean;
 }
 
 export function siteKey(r: Range): string {
@@ -321,11 +323,11 @@ export class FactAnalysis {
     }
 
     /** `target`: the written location, or for an element write the object whose field references the array. */
-    private write(st: State, fr: Frame, target: Path | undefined, field: string, elements: boolean, range: Range, opAtoms: Atom[], value?: { c?: Const; tid?: boolean; local?: string }): void {
+    private write(st: State, fr: Frame, target: Path | undefined, field: string, elements: boolean, range: Range, opAtoms: Atom[], value?: { c?: Const; tid?: boolean; local?: string }, increment = false): void {
         if (st.dead) return;
         const obj = target ? (elements ? target : receiverOf(target)) : undefined;
         const priv = obj && obj.base.k === 'local' && st.fresh.has(obj.base.id);
-        if (!priv) this.record(st, field, elements, obj, range, opAtoms, elements ? undefined : value?.c ?? (value?.tid ? 'tid' : undefined));
+        if (!priv) this.record(st, field, elements, obj, range, opAtoms, elements ? undefined : value?.c ?? (value?.tid ? 'tid' : undefined), increment);
         if (elements) return;
         this.kill(st, field, target ? receiverOf(target) : undefined);
         if (target && value) {
@@ -336,7 +338,7 @@ export class FactAnalysis {
         void fr;
     }
 
-    private record(st: State, field: string, elements: boolean, obj: Path | undefined, range: Range, opAtoms: Atom[], value: Const | 'tid' | undefined): void {
+    private record(st: State, field: string, elements: boolean, obj: Path | undefined, range: Range, opAtoms: Atom[], value: Const | 'tid' | undefined, increment: boolean): void {
         const key = siteKey(range);
         const excluded = this.excluded.get(key);
         const atoms: Atom[] = [];
@@ -352,9 +354,10 @@ export class FactAnalysis {
         }
         const old = this.sites.get(key);
         if (!old) {
-            this.sites.set(key, { field, elements, threads: this.runner.threads, atoms, range, value });
+            this.sites.set(key, { field, elements, threads: this.runner.threads, atoms, range, value, increment });
             return;
         }
+        old.increment = old.increment && increment;
         if (old.value !== undefined && (value === undefined || valueKey(value) !== valueKey(old.value))) old.value = undefined;
         const keys = new Set(atoms.map(atomKey));
         old.atoms = old.atoms.filter(a => keys.has(atomKey(a)));
@@ -437,8 +440,9 @@ export class FactAnalysis {
             case 'set': {
                 const target = this.pathOf(s.target, fr);
                 const field = target ? pathField(target) : undefined;
+                const increment = target !== undefined && this.increments(s.value, '=', target, st, fr);
                 const v = this.expr(s.value, st, fr);
-                if (field) this.write(st, fr, target, field, false, s.target.range, [], valueOf(v));
+                if (field) this.write(st, fr, target, field, false, s.target.range, [], valueOf(v), increment);
                 return;
             }
             case 'witness': return;
@@ -491,12 +495,25 @@ export class FactAnalysis {
         if (t.kind === 'field') this.expr(t.receiver, st, fr);
         const field = target ? pathField(target) : undefined;
         if (!field) return;
+        const increment = this.increments(s.value, s.op, target!, st, fr);
         // x++, x += e: a read, then the write
         if (s.op !== '=') this.environment(st);
         const v = s.op === '=' ? this.expr(s.value!, st, fr) : (s.value && this.expr(s.value, st, fr), {});
         this.environment(st);
-        this.write(st, fr, target, field, false, t.range, [], s.op === '=' ? valueOf(v) : undefined);
+        this.write(st, fr, target, field, false, t.range, [], s.op === '=' ? valueOf(v) : undefined, increment);
         if (s.op === '=' && v.fresh) st.fresh.delete(v.fresh); // publication
+    }
+
+    /** Whether an assignment adds a non-negative constant to the value the thread read of its target. */
+    private increments(value: Expr | undefined, op: string, target: Path, st: State, fr: Frame): boolean {
+        const nonNegative = (e: Expr | undefined) => e?.kind === 'int' && BigInt(e.value) >= 0n;
+        if (op === '++') return true;
+        if (op === '+=') return nonNegative(value);
+        if (op !== '=' || value?.kind !== 'binary' || value.op !== '+') return false;
+        const [x, k] = nonNegative(value.right) ? [value.left, value.right] : nonNegative(value.left) ? [value.right, value.left] : [undefined, undefined];
+        if (!x || !k) return false;
+        const read = x.kind === 'var' ? st.prov.get(x.id)?.path : (x.kind === 'global' || x.kind === 'field') ? this.pathOf(x, fr) : undefined;
+        return read !== undefined && pathKey(read) === pathKey(target);
     }
 
     private setLocal(st: State, id: string, v: ExprVal): void {

@@ -193,6 +193,23 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         annotations.push({ kind: 'environment', field: f.id, text, before: f.range, origin });
         envClauses.push({ owner: f.owner, clause: { expr, range: f.nameRange, text, inferred: { kind: 'environment', field: `idv:${f.id}`, origin, sites: [] } } });
     }
+    // Counters: every write adds a non-negative constant to the value the writer read: the other
+    // threads never decrease it (a guess the checks confirm: a write racing with another is refuted)
+    for (const f of candidates) {
+        const fieldSites = (byField.get(f.id) ?? []).filter(x => !x.elements);
+        if (f.type.kind !== 'int' || fieldSites.length === 0 || !fieldSites.every(x => x.increment) || options.disabled?.has(`env:inc:${f.id}`)) continue;
+        const n = namer(f.isStatic ? undefined : f.owner);
+        const self = selfPath(f);
+        const loc = pathExpr(self, n, f.nameRange);
+        const primed = { ...loc, primed: true } as Expr;
+        const expr: Expr = { kind: 'binary', op: '<=', left: loc, right: primed, type: { kind: 'boolean' }, range: f.nameRange };
+        const t = pathText(self, n);
+        const text = `${t} <= ${t}'`;
+        const lines = [...new Set(fieldSites.map(x => x.range.startLine + 1))];
+        const origin = `inferred: every write of ${f.name} (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}) adds a non-negative constant to the value read`;
+        annotations.push({ kind: 'environment', field: f.id, text, before: f.range, origin });
+        envClauses.push({ owner: f.owner, clause: { expr, range: f.nameRange, text, inferred: { kind: 'environment', field: `inc:${f.id}`, origin, sites: [] } } });
+    }
     // invariants (and monotone counters) from the assertions, for the checker to prove or refute
     const invClauses: Array<{ owner?: string; clause: Clause }> = [];
     const candidates_ = assertionCandidates(assertions, fields, namer, options.disabled);
