@@ -88,9 +88,15 @@ function readsBehind(d: VDiagnostic, bp: BoundedProgram): Set<string> {
 
 function protection(f: FieldModel, clauses: Array<{ kind: string; clause: Clause }>, bp: BoundedProgram): string[] {
     const out: string[] = [];
-    if (f.writableIf.length > 0) out.push(`writable_if '${f.writableIf.map(w => w.text).join(' && ')}' of ${f.id}`);
+    // a final field, or one no thread writes (inferred `false`): nothing another thread does can be assumed too weakly
+    if (f.isFinal) return out;
+    if (f.writableIf.length > 0) {
+        const what = f.writableIf.every(w => w.inferred) ? 'the inferred protection' : 'writable_if';
+        out.push(`${what} '${f.writableIf.map(w => w.text).join(' && ')}' of ${f.id}`);
+    }
     else {
         const g = bp.ctx.spec.guards.get(f.id);
+        if (g?.inferred && g.inferred.writers.length === 0 && g.clauses.length === 0) return out;
         if (g?.inferred) out.push(`the inferred protection '${g.inferred.text}' of ${f.id}`);
     }
     for (const c of clauses) if (mentions(c.clause.expr, f.id)) out.push(`${c.kind} '${c.clause.text}'`);
