@@ -98,6 +98,8 @@ export class VerificationService {
         });
         shared.workspace.TextDocuments.onDidChangeContent(e => this.textChanged(e.document.uri, e.document.getText()));
         shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); });
+        // An opened file's queued checks move up at once (the rebuild that follows plans them again)
+        shared.workspace.TextDocuments.onDidOpen(e => this.opened(e.document.uri));
         // Registered before Langium's own handler: the front end's publication already says "verifying".
         shared.workspace.DocumentBuilder.onDocumentPhase(DocumentState.Validated, doc => {
             if (this.settings.verifyOn !== 'change') return;
@@ -326,6 +328,14 @@ export class VerificationService {
         const docs = this.shared.workspace.LangiumDocuments;
         const u = URI.parse(uri);
         return docs.hasDocument(u) ? docs.getDocument(u) : undefined;
+    }
+
+    private opened(uri: string): void {
+        const program = this.tracker.programOf(uri);
+        if (!program) return;
+        for (const c of program.checks.values()) {
+            if (c.uri === uri && c.job) this.scheduler.reprioritize(c.job.id, Math.min(1, this.priorityOf(c, program)));
+        }
     }
 
     private isOpen(uri: string): boolean {
