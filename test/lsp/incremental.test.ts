@@ -466,6 +466,28 @@ describe('hover and quick fixes from the verifier', () => {
         assert.deepEqual(states(client, uri).map(([n, s]) => [n, s]), ALL_VERIFIED(false).map(([n, s]) => [n, s]));
     });
 
+    it("inserts an abstraction stub for a synchronized method that the checker accepts (vector_ok's addElement)", async () => {
+        const uri = fileUri(path.join(dir, 'vector_stub.calvin'));
+        const text = fs.readFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), 'utf8');
+        await client.open(uri, text);
+        await client.checksDone(uri, 120_000, 3);
+        const lines = text.split('\n');
+        const line = lines.findIndex(l => l.includes('synchronized void addElement('));
+        const pos = { line, character: lines[line].indexOf('addElement') };
+        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: pos, end: pos }, context: { diagnostics: [] } });
+        const stub = actions.find(a => a.title === "Insert abstraction stub for 'addElement'");
+        assert.ok(stub?.edit?.changes?.[uri], JSON.stringify(actions.map(a => a.title)));
+        const [e] = stub.edit.changes[uri];
+        // the monitor is the method's protection; directly above the method, after the class invariant
+        assert.match(e.newText, /requires this\.holder != tid;/);
+        assert.match(e.newText, /step \[elementCount\] elementCount' == elementCount \+ 1 && this\.holder == tid;/);
+        assert.equal(e.range.start.line, line);
+        const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+        const fixed = text.slice(0, offset(e.range.start)) + e.newText + text.slice(offset(e.range.end));
+        checkDiagnostics(await edit(client, uri, fixed, 2), []);
+        assert.ok(states(client, uri).some(([n, st]) => n === 'Vector.addElement' && st === 'verified'), JSON.stringify(states(client, uri)));
+    });
+
     it("offers 'Add writable_if' with the lock's guard and 'Declare volatile' on a race, and the guard fixes it", async () => {
         const uri = fileUri(path.join(dir, 'unguarded.calvin'));
         const text = replaceOnce(replaceOnce(SIMPLE_LOCK, /\/\*@ environment Mutex\.m == tid ==> x' == x;[\s\S]*?\*\/\n/.exec(SIMPLE_LOCK)![0], ''), 'assert x > 0;', '');

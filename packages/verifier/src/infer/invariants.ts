@@ -48,6 +48,11 @@ export function assertionCandidates(assertions: AssertionSite[], fields: Map<str
     return [...out.values()];
 }
 
+/** `x <= x`, `x == x`: two reads of one location compared say nothing as an invariant. */
+function trivial(q: Expr, n: Namer): boolean {
+    return q.kind === 'binary' && ['<=', '>=', '=='].includes(q.op) && exprText(q.left, n) === exprText(q.right, n);
+}
+
 function conjuncts(e: Expr): Expr[] {
     return e.kind === 'binary' && e.op === '&&' ? [...conjuncts(e.left), ...conjuncts(e.right)] : [e];
 }
@@ -99,7 +104,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
     if (paths.every(global)) {
         const n = namer(undefined);
         const q = render(e, a, n, undefined);
-        if (!q) return out;
+        if (!q || trivial(q, n)) return out;
         const fs = [...new Set(paths.map(p => pathField(p)!))];
         const qText = exprText(q, n);
         // about static fields of one class only: that class's invariant (its methods assume it too)
@@ -129,7 +134,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
         const n = namer(f.owner);
         const obj: Path = { base: paths[0].base, fields: [] };
         const q = render(e, a, n, obj);
-        if (!q) return out;
+        if (!q || trivial(q, n)) return out;
         const text = exprText(q, n);
         out.push({ kind: 'invariant', owner: f.owner, key: `${f.owner}:${text}`, text, expr: q, fields: [...new Set(paths.map(p => p.fields[0]))], range: a.range, origin: `inferred from the ${what(a)} at line ${line}` });
     }

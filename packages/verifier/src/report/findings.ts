@@ -115,7 +115,8 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
     for (const failure of failures) {
         const f = { ...failure, values: failure.values.map(([n, v]): [string, string] => [n, named(n, v)]) };
         const info = f.obligation.info;
-        if ((info.code === 'env' || info.code === 'invariant') && racyOps.has(f.obligation.op)) continue;
+        // (never a refutation of an inferred clause: it is not shown, and the inference must drop the clause)
+        if ((info.code === 'env' || info.code === 'invariant') && !info.inferred && racyOps.has(f.obligation.op)) continue;
         const related = [...(info.related ? [info.related] : []), ...(info.also ?? [])];
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
         // the reads another thread's step changed just before (their notes name no line: the location moves with the text)
