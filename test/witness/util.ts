@@ -30,10 +30,10 @@ export async function programOfFile(file: string): Promise<{ program: ProgramMod
  */
 export async function checked(program: ProgramModel, solver: SolverBackend, options: { infer?: boolean } = {}): Promise<{ program: ProgramModel; errors: VDiagnostic[] }> {
     if (options.infer === false) {
-        const r = await verifyProgram(program, { solver, timeLimitMs: 10_000 });
+        const r = await verifyProgram(program, { solver, timeLimitMs: 10_000, concurrency: 2 });
         return { program, errors: r.diagnostics.filter(d => d.severity === 'error') };
     }
-    const r = await verifyWithInference(program, { solver, timeLimitMs: 10_000 });
+    const r = await verifyWithInference(program, { solver, timeLimitMs: 10_000, concurrency: 2 });
     return { program: r.inference.program, errors: r.diagnostics.filter(d => d.severity === 'error') };
 }
 

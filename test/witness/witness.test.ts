@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createBackend, type SolverBackend, type VDiagnostic } from '../../packages/verifier/src/index.js';
+import { createBackend, nativeZ3Available, type SolverBackend, type VDiagnostic } from '../../packages/verifier/src/index.js';
 import { WitnessSearch, witnessCodeFlows, witnessJson, witnessText, type WitnessBounds, type WitnessResult } from '../../packages/verifier/src/witness/index.js';
 import { EXAMPLES, ROOT } from '../util/paths.js';
 import { checked, programOfFile, programOfText, where } from './util.js';
@@ -72,8 +72,13 @@ function correct(dir: string): string[] {
 }
 
 let solver: SolverBackend;
-before(() => { solver = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });
-after(async () => { await solver.dispose(); });
+/** The checks that give the diagnostics (and the inferred program): a native z3 when there is one (the verdicts do not depend on it, test/solver/backends.test.ts), to keep the test short. */
+let checker: SolverBackend;
+before(() => {
+    solver = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') });
+    checker = nativeZ3Available() ? createBackend('z3-native', { workers: 2 }) : solver;
+});
+after(async () => { await solver.dispose(); if (checker !== solver) await checker.dispose(); });
 
 /** Checks a confirmed witness's shape: numbered steps with positions, the last one failing. */
 function assertWellFormed(w: WitnessResult, text: string, d: VDiagnostic): void {
@@ -101,7 +106,7 @@ function suite(title: string, files: string[]) {
             const name = path.basename(file);
             it(name, async () => {
                 const { program: source, text } = await programOfFile(file);
-                const { program, errors: diagnostics } = await checked(source, solver);
+                const { program, errors: diagnostics } = await checked(source, checker);
                 assert.ok(diagnostics.length > 0, 'a buggy program has errors');
                 const search = new WitnessSearch(program, { solver, source: () => text, log: m => assert.fail(m) });
                 const table = NOT_CONFIRMED[name] ?? {};
@@ -137,7 +142,7 @@ describe('witnesses (issue 14)', () => {
             it(`${file} ${key} with ${JSON.stringify(bounds)}`, async () => {
                 const full = path.join(CORPUS, file);
                 const { program: source, text } = await programOfFile(full);
-                const { program, errors } = await checked(source, solver);
+                const { program, errors } = await checked(source, checker);
                 const d = errors.find(x => where(x) === key)!;
                 assert.ok(d, `the checker reports ${key}`);
                 const w = await new WitnessSearch(program, { solver, source: () => text, bounds, log: m => assert.fail(m) }).find(d);
@@ -165,7 +170,7 @@ describe('witnesses (issue 14)', () => {
             const name = path.basename(file);
             it(name, async () => {
                 const { program: source, text } = await programOfFile(file);
-                const { program } = await checked(source, solver);
+                const { program } = await checked(source, checker);
                 const w = await new WitnessSearch(program, { solver, source: () => text, bounds: smaller[name], timeLimitMs: 30_000, log: m => assert.fail(m) }).searchAnyFailure();
                 assert.equal(w.status, 'not-confirmed', w.status === 'confirmed' ? witnessText(w) : '');
                 if (w.status === 'not-confirmed') assert.match(w.reason, /^not confirmed within the bounds/);
@@ -185,7 +190,7 @@ thread Reader {
 }
 `;
             // (as written: the inference would prove it)
-            const { program, errors: ds } = await checked(await programOfText(text), solver, { infer: false });
+            const { program, errors: ds } = await checked(await programOfText(text), checker, { infer: false });
             assert.deepEqual(ds.map(where), ['7:3 assert']);
             const w = await new WitnessSearch(program, { solver, source: () => text }).find(ds[0]);
             assert.equal(w.status, 'not-confirmed');
@@ -210,7 +215,7 @@ thread T1 { Mutex.acquire(); x = 1; Mutex.release(); }
 thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
 `;
             // (as written: the inference would prove it)
-            const { program, errors: ds } = await checked(await programOfText(text), solver, { infer: false });
+            const { program, errors: ds } = await checked(await programOfText(text), checker, { infer: false });
             assert.deepEqual(ds.map(where), ['12:41 assert']);
             const w = await new WitnessSearch(program, { solver, source: () => text }).find(ds[0]);
             assert.equal(w.status, 'not-confirmed');
@@ -222,7 +227,7 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
         it('text: numbered steps with thread, file:line, action and values; JSON: status, bounds, steps', async () => {
             const file = path.join(EXAMPLES, 'simple_lock_unlocked.calvin');
             const { program: source, text } = await programOfFile(file);
-            const { program, errors } = await checked(source, solver);
+            const { program, errors } = await checked(source, checker);
             const d = errors.find(x => x.code === 'assert')!;
             const w = await new WitnessSearch(program, { solver, source: () => text }).find(d);
             assert.equal(w.status, 'confirmed');
@@ -241,7 +246,7 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
         it('SARIF: a codeFlow with one threadFlow per thread and a global executionOrder (SARIF 2.1.0 §3.36-3.38)', async () => {
             const file = path.join(EXAMPLES, 'simple_lock_unlocked.calvin');
             const { program: source, text } = await programOfFile(file);
-            const { program, errors } = await checked(source, solver);
+            const { program, errors } = await checked(source, checker);
             const d = errors.find(x => x.code === 'assert')!;
             const w = await new WitnessSearch(program, { solver, source: () => text }).find(d);
             assert.equal(w.status, 'confirmed');
