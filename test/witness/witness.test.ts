@@ -224,12 +224,15 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
     });
 
     describe('output', () => {
-        it('text: numbered steps with thread, file:line, action and values; JSON: status, bounds, steps', async () => {
-            const file = path.join(EXAMPLES, 'simple_lock_unlocked.calvin');
-            const { program: source, text } = await programOfFile(file);
+        /** The witness of simple_lock_unlocked's failing assertion. */
+        const unlockedAssertWitness = async (): Promise<WitnessResult> => {
+            const { program: source, text } = await programOfFile(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'));
             const { program, errors } = await checked(source, checker);
-            const d = errors.find(x => x.code === 'assert')!;
-            const w = await new WitnessSearch(program, { solver, source: () => text }).find(d);
+            return new WitnessSearch(program, { solver, source: () => text }).find(errors.find(x => x.code === 'assert')!);
+        };
+
+        it('text: numbered steps with thread, file:line, action and values; JSON: status, bounds, steps', async () => {
+            const w = await unlockedAssertWitness();
             assert.equal(w.status, 'confirmed');
             const shown = witnessText(w);
             assert.match(shown, /^ {4}witness: T1: assertion 'x > 0' may fail\n/);
@@ -244,11 +247,7 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
         });
 
         it('SARIF: a codeFlow with one threadFlow per thread and a global executionOrder (SARIF 2.1.0 §3.36-3.38)', async () => {
-            const file = path.join(EXAMPLES, 'simple_lock_unlocked.calvin');
-            const { program: source, text } = await programOfFile(file);
-            const { program, errors } = await checked(source, checker);
-            const d = errors.find(x => x.code === 'assert')!;
-            const w = await new WitnessSearch(program, { solver, source: () => text }).find(d);
+            const w = await unlockedAssertWitness();
             assert.equal(w.status, 'confirmed');
             if (w.status !== 'confirmed') return;
             const flows = witnessCodeFlows(w, f => f.replace(/^.*\//, ''));
