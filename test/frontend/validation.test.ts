@@ -432,6 +432,7 @@ class C {
   final volatile int g = 0;
   static static int s;
   final int k;
+  static synchronized void q() { }
 }`;
         await expectDiagnostics(src, [
             err(src, 'synchronized', 'type', /top-level procedure has no object to lock; use a synchronized block on a shared object instead/, { in: 'synchronized void p' }),
@@ -441,6 +442,7 @@ class C {
             err(src, 'final', 'type', /A field cannot be both final and volatile/, { in: 'final volatile' }),
             err(src, 'static', 'syntax', /Modifier 'static' is repeated/, { in: 'static static', nth: 2 }),
             err(src, 'k', 'type', /Final field 'k' needs an initializer: it can only be assigned there/, { in: 'final int k;' }),
+            err(src, 'static', 'type', /A static method has no object to lock \(Calvin has no class objects\); use a synchronized block on an object a static final field references instead/, { in: 'static synchronized void q' }),
         ]);
     });
 });

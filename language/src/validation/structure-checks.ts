@@ -140,6 +140,10 @@ export class StructureChecks {
         if (ast.isProgram(m.$container) && m.modifiers.includes('synchronized')) {
             error(accept, 'type', m, `A top-level procedure has no object to lock; use a synchronized block on a shared object instead.`, 'modifiers');
         }
+        // (Java locks the class object; Calvin has no class objects, and checking it unlocked would report races Java rules out)
+        if (ast.isClassDecl(m.$container) && m.modifiers.includes('synchronized') && m.modifiers.includes('static')) {
+            error(accept, 'type', m, `A static method has no object to lock (Calvin has no class objects); use a synchronized block on an object a static final field references instead.`, 'modifiers');
+        }
     }
 
     private checkRepeatedModifiers(d: ast.FieldDecl | ast.MethodDecl | ast.GhostField, accept: ValidationAcceptor): void {
