@@ -42,7 +42,8 @@ export function tooWeak(d: VDiagnostic, bp: BoundedProgram): string {
     for (const f of mentioned) {
         for (const p of protection(f, clauses, bp)) add(p);
     }
-    if (names.length === 0) return '';
+    // (no annotation to name: what is missing is one the program does not have)
+    if (names.length === 0) return '; the check may need an annotation the program does not have (an invariant about the values it reads, or a loop invariant of a loop before it)';
     return `; the failure may come from an annotation that is too weak (or need larger bounds): ${names.join('; ')}`;
 }
 
