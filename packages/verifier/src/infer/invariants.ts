@@ -38,7 +38,7 @@ const BOOL = { kind: 'boolean' } as const;
 export function assertionCandidates(assertions: AssertionSite[], fields: Map<string, FieldModel>, namer: (cls: string | undefined) => Namer, disabled?: Set<string>): Candidate[] {
     const out = new Map<string, Candidate>();
     for (const a of assertions) {
-        for (const part of conjuncts(a.expr)) {
+        for (const part of [...conjuncts(a.expr), ...(a.implicit ? conjuncts(a.expr).flatMap(atMostLength) : [])]) {
             for (const c of candidatesOf(part, a, fields, namer)) {
                 if (disabled?.has(`inv:${c.key}`) || disabled?.has(`env:${c.key}`) || out.has(c.key)) continue;
                 out.set(c.key, c);
@@ -46,6 +46,15 @@ export function assertionCandidates(assertions: AssertionSite[], fields: Map<str
         }
     }
     return [...out.values()];
+}
+
+/**
+ * An index in bounds, `i < a.length`, also proposes `i <= a.length`: a count
+ * of the elements in use (`items[n] = v; n = n + 1;`) is an index only below
+ * the length, but never exceeds it (the checks keep whichever holds).
+ */
+function atMostLength(e: Expr): Expr[] {
+    return e.kind === 'binary' && e.op === '<' && e.right.kind === 'length' ? [{ ...e, op: '<=' }] : [];
 }
 
 /** `x <= x`, `x == x`: two reads of one location compared say nothing as an invariant. */
