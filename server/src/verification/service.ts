@@ -334,7 +334,7 @@ export class VerificationService {
         const program = this.tracker.programOf(uri);
         if (!program) return;
         for (const c of program.checks.values()) {
-            if (c.uri === uri && c.job) this.scheduler.reprioritize(c.job.id, Math.min(1, this.priorityOf(c, program)));
+            if (c.uri === uri && c.job) this.scheduler.reprioritize(c.job.id, this.priorityOf(c, program));
         }
     }
 

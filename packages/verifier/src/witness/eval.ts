@@ -96,7 +96,7 @@ function quantDomain(t: Extract<Term, { t: 'quant' }>, v: { name: string; sort: 
         const id = type ? heap.vocab.typeId(type) : undefined;
         return [0n, ...heap.allocated().filter(r => id === undefined || heap.dtype.get(r) === id)];
     }
-    const { lo, hi } = intBounds(t, v.name, env);
+    const { lo, hi } = quantIntBounds(t, v.name, x => { try { const r = evalTerm(x, env); return typeof r === 'bigint' ? r : undefined; } catch { return undefined; } });
     if (lo === undefined || hi === undefined) throw new WitnessUnsupported(`a quantifier over int without bounds the interpreter can find`);
     if (hi - lo > MAX_QUANT_RANGE) throw new WitnessUnsupported(`a quantifier over more than ${MAX_QUANT_RANGE} integers`);
     const out: Value[] = [];
@@ -104,8 +104,12 @@ function quantDomain(t: Extract<Term, { t: 'quant' }>, v: { name: string; sort: 
     return out;
 }
 
-/** Bounds of an integer quantifier's variable from its range (`lo <= j && j < hi` and the like). */
-function intBounds(t: Extract<Term, { t: 'quant' }>, name: string, env: EvalEnv): { lo?: bigint; hi?: bigint } {
+/**
+ * Bounds of an integer quantifier's variable from its range (`lo <= j && j <
+ * hi` and the like), with `value` the constant a bound evaluates to (if any):
+ * the interpreter's and the symbolic search's quantifiers over int.
+ */
+export function quantIntBounds(t: Extract<Term, { t: 'quant' }>, name: string, value: (x: Term) => bigint | undefined): { lo?: bigint; hi?: bigint } {
     const body = t.body;
     const range = t.q === 'forall' ? (body.t === 'app' && body.fn === '=>' ? body.args[0] : undefined) : body;
     const conj: Term[] = [];
@@ -114,7 +118,6 @@ function intBounds(t: Extract<Term, { t: 'quant' }>, name: string, env: EvalEnv)
     let lo: bigint | undefined, hi: bigint | undefined;
     const isVar = (x: Term) => x.t === 'var' && x.name === name;
     const mentions = (x: Term): boolean => x.t === 'var' ? x.name === name : x.t === 'app' ? x.args.some(mentions) : x.t === 'read' ? x.keys.some(mentions) : false;
-    const value = (x: Term): bigint | undefined => { try { const r = evalTerm(x, env); return typeof r === 'bigint' ? r : undefined; } catch { return undefined; } };
     for (const c of conj) {
         if (c.t !== 'app' || c.args.length !== 2 || !['<', '<=', '>', '>=', '='].includes(c.fn)) continue;
         let [l, r] = c.args;

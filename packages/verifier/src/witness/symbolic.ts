@@ -8,7 +8,7 @@ import type { Sort, Term } from '../smt/term.js';
 import type { BoundedProgram, ThreadInstance } from './program.js';
 import type { Heap, Value } from './heap.js';
 import { headIsPoint, isHeapFact } from './machine.js';
-import { typeOfKey } from './eval.js';
+import { quantIntBounds, typeOfKey } from './eval.js';
 import { WitnessUnsupported } from './types.js';
 
 /**
@@ -302,28 +302,7 @@ export class SymProgram {
             const own = new Set(this.ownRefs(locals));
             return [T.int(0), ...this.types.filter(x => (x.ref <= this.initRefMax || own.has(x.ref)) && (id === undefined || x.type === id)).map(x => T.int(x.ref))];
         }
-        const body = t.body;
-        const range = t.q === 'forall' ? (body.t === 'app' && body.fn === '=>' ? body.args[0] : undefined) : body;
-        const conj: Term[] = [];
-        const collect = (x: Term) => { if (x.t === 'app' && x.fn === 'and') x.args.forEach(collect); else conj.push(x); };
-        if (range) collect(range);
-        let lo: bigint | undefined, hi: bigint | undefined;
-        for (const c of conj) {
-            if (c.t !== 'app' || c.args.length !== 2 || !['<', '<=', '>', '>=', '='].includes(c.fn)) continue;
-            let [l, r] = c.args;
-            let op = c.fn;
-            const isV = (x: Term) => x.t === 'var' && x.name === v.name;
-            if (!isV(l) && isV(r)) { [l, r] = [r, l]; op = ({ '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=' } as Record<string, string>)[op]; }
-            if (!isV(l) || T.freeVars(r).has(v.name)) continue;
-            let k: Term;
-            try { k = go(r); } catch { continue; }
-            if (k.t !== 'int') continue;
-            if (op === '<' && (hi === undefined || k.value - 1n < hi)) hi = k.value - 1n;
-            if (op === '<=' && (hi === undefined || k.value < hi)) hi = k.value;
-            if (op === '>' && (lo === undefined || k.value + 1n > lo)) lo = k.value + 1n;
-            if (op === '>=' && (lo === undefined || k.value > lo)) lo = k.value;
-            if (op === '=') { lo = k.value; hi = k.value; }
-        }
+        const { lo, hi } = quantIntBounds(t, v.name, x => { try { const k = go(x); return k.t === 'int' ? k.value : undefined; } catch { return undefined; } });
         if (lo === undefined || hi === undefined || hi - lo > 1000n) throw new WitnessUnsupported('a quantifier over int whose range is not a small constant one');
         const out: Term[] = [];
         for (let i = lo; i <= hi; i++) out.push(T.int(i));
