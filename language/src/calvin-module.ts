@@ -10,6 +10,8 @@ import { CalvinDocumentValidator } from './validation/calvin-document-validator.
 import { registerValidationChecks } from './validation/calvin-validator.js';
 import { CalvinWorkspaceManager } from './workspace/calvin-workspace-manager.js';
 import { CalvinDocumentBuilder } from './workspace/calvin-document-builder.js';
+import { CalvinIndexManager } from './workspace/calvin-index-manager.js';
+import { CalvinLinker } from './scoping/calvin-linker.js';
 
 /** Services Calvin adds to Langium's. */
 export interface CalvinAddedServices {
@@ -30,6 +32,7 @@ export const CalvinModule: Module<CalvinServices, PartialLangiumCoreServices & C
     references: {
         ScopeComputation: (services) => new CalvinScopeComputation(services),
         ScopeProvider: (services) => new CalvinScopeProvider(services),
+        Linker: (services) => new CalvinLinker(services),
     },
     validation: {
         DocumentValidator: (services) => new CalvinDocumentValidator(services),
@@ -43,6 +46,7 @@ export const CalvinSharedModule: Module<LangiumSharedCoreServices, PartialLangiu
     workspace: {
         WorkspaceManager: (services) => new CalvinWorkspaceManager(services),
         DocumentBuilder: (services) => new CalvinDocumentBuilder(services),
+        IndexManager: (services) => new CalvinIndexManager(services),
     },
 };
 

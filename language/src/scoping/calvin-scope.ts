@@ -1,5 +1,6 @@
-import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, ReferenceInfo, Scope } from 'langium';
-import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, MultiMapScope, WorkspaceCache } from 'langium';
+import type { AstNode, AstNodeDescription, LangiumCoreServices, LangiumDocument, LangiumDocuments, LocalSymbols, ReferenceInfo, Scope } from 'langium';
+import { AstUtils, Cancellation, DefaultScopeComputation, DefaultScopeProvider, EMPTY_SCOPE, interruptAndCheck, MultiMap, MultiMapScope, WorkspaceCache } from 'langium';
+import { pendingBodyEdit } from '../workspace/incremental.js';
 import * as ast from '../generated/ast.js';
 import { annotatedTarget, classFields, classMethods, globalFields, isMethodSpecClause } from '../ast-utils.js';
 import { topLevelDeclarations } from '../workspace/programs.js';
@@ -28,6 +29,17 @@ export class CalvinScopeComputation extends DefaultScopeComputation {
             if (ast.isGhostField(g) && g.name) exports.push(this.descriptions.createDescription(g, g.name, document));
         }
         return exports;
+    }
+
+    /** After a body edit (incremental.ts), only the body's entries change. */
+    override async collectLocalSymbols(document: LangiumDocument, cancelToken = Cancellation.CancellationToken.None): Promise<LocalSymbols> {
+        const edit = pendingBodyEdit(document);
+        const previous = document.localSymbols;
+        if (!edit || !(previous instanceof MultiMap)) return super.collectLocalSymbols(document, cancelToken);
+        const symbols = previous as MultiMap<AstNode, AstNodeDescription>;
+        for (const node of AstUtils.streamAst(edit.oldBody)) symbols.delete(node);
+        for (const node of AstUtils.streamAst(edit.newBody)) this.addLocalSymbol(node, document, symbols);
+        return symbols;
     }
 }
 

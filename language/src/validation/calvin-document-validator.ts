@@ -1,6 +1,7 @@
-import type { LangiumDocument, ValidationOptions } from 'langium';
+import type { AstNode, LangiumDocument, Reference, ValidationAcceptor, ValidationOptions } from 'langium';
 import type { Lexer } from 'langium';
-import { Cancellation, DefaultDocumentValidator, DocumentValidator, type ParseResult } from 'langium';
+import { AstUtils, Cancellation, DefaultDocumentValidator, DocumentValidator, interruptAndCheck, type ParseResult } from 'langium';
+import { calleesOf, pendingBodyEdit, shiftRange, type BodyEdit } from '../workspace/incremental.js';
 import type { IRecognitionException, IToken } from 'chevrotain';
 import type { Diagnostic } from 'vscode-languageserver-types';
 import * as ast from '../generated/ast.js';
@@ -34,6 +35,9 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
 
     private async collect(document: LangiumDocument, options: ValidationOptions, cancelToken: Cancellation.CancellationToken): Promise<Diagnostic[]> {
         if (isBuiltinUri(document.uri)) return [];
+        // the unresolved references of the previous validation, if it reported them
+        this.previousUnresolved.set(document, this.unresolved.get(document));
+        this.unresolved.delete(document);
         const diagnostics = await super.validateDocument(document, options, cancelToken);
         for (const d of diagnostics) {
             const langiumCode = (d.data as { code?: string } | undefined)?.code;
@@ -65,6 +69,72 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
         return diagnostics;
     }
 
+    /**
+     * The checks of every node, as Langium runs them, in the order of the
+     * nodes in the file; the diagnostics are recorded per node so that after a
+     * body edit (incremental.ts) only the new body and the nodes around it
+     * (the method, its class, the program) are checked again: the checks of
+     * any other node do not look into that body, except the recursion check,
+     * which is why a change of the calls it makes checks everything again.
+     */
+    protected override async validateAst(root: AstNode, options: ValidationOptions, cancelToken = Cancellation.CancellationToken.None): Promise<Diagnostic[]> {
+        const document = root.$document;
+        const items: Diagnostic[] = [];
+        const acceptor: ValidationAcceptor = (severity, message, info) => { items.push(this.toDiagnostic(severity, message, info)); };
+        await this.validateAstBefore(root, options, acceptor, cancelToken);
+        const categories = JSON.stringify(options.categories ?? null);
+        const previous = document ? this.recorded.get(document) : undefined;
+        const edit = document ? pendingBodyEdit(document) : undefined;
+        const groups = (edit && previous?.categories === categories && await this.incrementalGroups(previous.groups, edit, options, cancelToken))
+            || await this.allGroups(root, options, cancelToken);
+        groups.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1]);
+        if (document) this.recorded.set(document, { categories, groups: groups.map(g => ({ ...g, diagnostics: g.diagnostics.map(copyDiagnostic) })) });
+        for (const g of groups) items.push(...g.diagnostics);
+        await this.validateAstAfter(root, options, acceptor, cancelToken);
+        return items;
+    }
+
+    private readonly recorded = new WeakMap<LangiumDocument, { categories: string; groups: CheckGroup[] }>();
+
+    private async allGroups(root: AstNode, options: ValidationOptions, cancelToken: Cancellation.CancellationToken): Promise<CheckGroup[]> {
+        const groups: CheckGroup[] = [];
+        for (const node of AstUtils.streamAst(root)) {
+            await interruptAndCheck(cancelToken);
+            const group = await this.checkNode(node, options, cancelToken);
+            if (group) groups.push(group);
+        }
+        return groups;
+    }
+
+    private async incrementalGroups(previous: CheckGroup[], edit: BodyEdit, options: ValidationOptions, cancelToken: Cancellation.CancellationToken): Promise<CheckGroup[] | undefined> {
+        const callees = calleesOf(edit.newBody);
+        if (callees.size !== edit.oldCallees.size || [...callees].some(c => !edit.oldCallees.has(c))) return undefined;
+        const around: AstNode[] = [];
+        for (let n: AstNode | undefined = edit.owner; n; n = n.$container) around.push(n);
+        const groups: CheckGroup[] = [];
+        for (const g of previous) {
+            if (around.includes(g.node) || isWithin(g.node, edit.oldBody)) continue;
+            // a diagnostic of another node inside the old body would be stale: check everything
+            if (g.diagnostics.some(d => overlapsBody(d.range, edit))) return undefined;
+            groups.push({ node: g.node, key: nodeKey(g.node), diagnostics: g.diagnostics.map(d => shiftDiagnostic(d, edit)) });
+        }
+        for (const node of [...around, ...AstUtils.streamAst(edit.newBody)]) {
+            await interruptAndCheck(cancelToken);
+            const group = await this.checkNode(node, options, cancelToken);
+            if (group) groups.push(group);
+        }
+        return groups;
+    }
+
+    private async checkNode(node: AstNode, options: ValidationOptions, cancelToken: Cancellation.CancellationToken): Promise<CheckGroup | undefined> {
+        const diagnostics: Diagnostic[] = [];
+        const acceptor: ValidationAcceptor = (severity, message, info) => { diagnostics.push(this.toDiagnostic(severity, message, info)); };
+        for (const check of this.validationRegistry.getChecks(node.$type, options.categories)) {
+            await check(node, acceptor, cancelToken);
+        }
+        return diagnostics.length > 0 ? { node, key: nodeKey(node), diagnostics } : undefined;
+    }
+
     /** Reported by `parserDiagnostics`, which also needs the document's text. */
     protected override processParsingErrors(_parseResult: ParseResult, _diagnostics: Diagnostic[], _options: ValidationOptions): void {
         // see parserDiagnostics
@@ -77,7 +147,8 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
      * explains the mistake.
      */
     protected override processLinkingErrors(document: LangiumDocument, diagnostics: Diagnostic[], _options: ValidationOptions): void {
-        for (const reference of document.references) {
+        const unresolved = this.unresolvedReferences(document);
+        for (const reference of unresolved) {
             const linkingError = reference.error;
             if (!linkingError) continue;
             const container = linkingError.info.container;
@@ -99,6 +170,31 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
             }));
         }
     }
+
+    /**
+     * The references that did not resolve, in the order of the file (links
+     * resolved on demand come first in `references`). After a body edit, those
+     * of the rest of the file are the same as before (incremental.ts).
+     */
+    private unresolvedReferences(document: LangiumDocument): Reference[] {
+        const edit = pendingBodyEdit(document);
+        const previous = this.previousUnresolved.get(document);
+        let unresolved: Reference[];
+        if (edit && previous) {
+            unresolved = previous.filter(r => !isWithin(r.error!.info.container, edit.oldBody));
+            for (const node of AstUtils.streamAst(edit.newBody)) {
+                for (const refInfo of AstUtils.streamReferences(node)) if (refInfo.reference.error) unresolved.push(refInfo.reference as Reference);
+            }
+        } else {
+            unresolved = document.references.filter((r): r is Reference => r.error !== undefined);
+        }
+        unresolved.sort((a, b) => (a.$refNode?.offset ?? 0) - (b.$refNode?.offset ?? 0));
+        this.unresolved.set(document, unresolved);
+        return unresolved;
+    }
+
+    private readonly unresolved = new WeakMap<LangiumDocument, Reference[]>();
+    private readonly previousUnresolved = new WeakMap<LangiumDocument, Reference[] | undefined>();
 
     /**
      * One `syntax` diagnostic per line (the first: later ones are usually
@@ -137,6 +233,52 @@ export class CalvinDocumentValidator extends DefaultDocumentValidator {
         }
         return { syntax: result, cuts, resumes };
     }
+}
+
+/** The diagnostics of one node's checks; `key` orders nodes as in the file (offset, then depth: outer first). */
+interface CheckGroup {
+    node: AstNode;
+    key: [number, number];
+    diagnostics: Diagnostic[];
+}
+
+function nodeKey(node: AstNode): [number, number] {
+    let depth = 0;
+    let offset: number | undefined;
+    for (let n: AstNode | undefined = node; n; n = n.$container) {
+        offset ??= n.$cstNode?.offset;
+        depth++;
+    }
+    return [offset ?? 0, depth];
+}
+
+function isWithin(node: AstNode, ancestor: AstNode): boolean {
+    for (let n: AstNode | undefined = node; n; n = n.$container) if (n === ancestor) return true;
+    return false;
+}
+
+function before(a: Range['start'], b: Range['start']): boolean {
+    return a.line < b.line || (a.line === b.line && a.character < b.character);
+}
+
+function overlapsBody(r: Range, edit: BodyEdit): boolean {
+    return before(edit.startPos, r.end) && before(r.start, edit.oldEndPos);
+}
+
+/** A copy that shares no position with the tree (incremental.ts moves the tokens' positions in place). */
+function copyDiagnostic(d: Diagnostic): Diagnostic {
+    const range = (r: Range): Range => ({ start: { ...r.start }, end: { ...r.end } });
+    const copy: Diagnostic = { ...d, range: range(d.range) };
+    if (d.relatedInformation) copy.relatedInformation = d.relatedInformation.map(ri => ({ ...ri, location: { ...ri.location, range: range(ri.location.range) } }));
+    return copy;
+}
+
+function shiftDiagnostic(d: Diagnostic, edit: BodyEdit): Diagnostic {
+    const shifted: Diagnostic = { ...d, range: shiftRange(d.range, edit) };
+    if (d.relatedInformation) {
+        shifted.relatedInformation = d.relatedInformation.map(ri => ri.location.uri !== edit.uri ? ri : ({ ...ri, location: { ...ri.location, range: shiftRange(ri.location.range, edit) } }));
+    }
+    return shifted;
 }
 
 function lexerMessage(m: string): string {

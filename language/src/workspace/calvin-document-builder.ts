@@ -1,7 +1,10 @@
-import type { AstNode, LangiumDocument, MaybePromise } from 'langium';
-import { Cancellation, DefaultDocumentBuilder, DocumentState, isOperationCancelled } from 'langium';
+import type { AstNode, LangiumDocument, MaybePromise, URI } from 'langium';
+import { AstUtils, Cancellation, DefaultDocumentBuilder, DocumentState, isOperationCancelled } from 'langium';
+import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from 'vscode-languageserver-types';
 import { isBuiltinUri } from '../builtins.js';
+import type { CalvinParser } from '../parser/calvin-parser.js';
+import { clearBodyEdit, incrementalEnabled, pendingBodyEdit, tryBodyEdit } from './incremental.js';
 
 const PHASES: Partial<Record<DocumentState, string>> = {
     [DocumentState.Parsed]: 'parsing',
@@ -23,6 +26,75 @@ const PHASES: Partial<Record<DocumentState, string>> = {
 export class CalvinDocumentBuilder extends DefaultDocumentBuilder {
     /** Internal errors per document URI and build phase, added to the document's diagnostics. */
     private readonly internalErrors = new Map<string, Map<DocumentState, Diagnostic>>();
+
+    /**
+     * An edit inside one method or thread body is applied to the existing
+     * tree (incremental.ts); the phases after parsing then redo that body only.
+     */
+    override async update(changed: URI[], deleted: URI[], cancelToken: Cancellation.CancellationToken = Cancellation.CancellationToken.None): Promise<void> {
+        if (incrementalEnabled() && deleted.length === 0) {
+            for (const uri of changed) await this.tryIncremental(uri);
+        }
+        return super.update(changed, deleted, cancelToken);
+    }
+
+    private async tryIncremental(uri: URI): Promise<void> {
+        const document = this.langiumDocuments.getDocument(uri);
+        if (!document) return;
+        clearBodyEdit(document);
+        const key = uri.toString();
+        if (isBuiltinUri(uri) || document.state !== DocumentState.Validated || !this.buildState.get(key)?.completed
+            || this.internalErrors.get(key)?.size) return;
+        const textDocument = this.textDocuments?.get(key);
+        let text: string;
+        try {
+            text = textDocument ? textDocument.getText() : await this.fileSystemProvider.readFile(uri);
+        } catch {
+            return; // the full rebuild reports it
+        }
+        const services = this.serviceRegistry.getServices(uri);
+        try {
+            if (!tryBodyEdit(document, text, services.parser.LangiumParser as CalvinParser)) return;
+        } catch (e) {
+            // never worse than a full rebuild (which re-parses the text)
+            clearBodyEdit(document);
+            console.error(`Calvin: incremental update of ${key} failed, rebuilding it: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+            return;
+        }
+        // What the document factory's update does besides parsing.
+        if (textDocument) {
+            Object.defineProperty(document, 'textDocument', { value: textDocument, configurable: true });
+        } else {
+            let created: TextDocument | undefined;
+            const languageId = services.LanguageMetaData.languageId;
+            Object.defineProperty(document, 'textDocument', { get: () => created ??= TextDocument.create(key, languageId, 0, text), configurable: true });
+        }
+    }
+
+    /**
+     * For a document with a body edit, a reset to `Changed` keeps what the
+     * body cannot change (scopes and resolved references of the rest) and
+     * marks it parsed; any other reset drops the edit (a full rebuild of the
+     * phases concerned, on the spliced tree).
+     */
+    override resetToState<T extends AstNode>(document: LangiumDocument<T>, state: DocumentState): void {
+        const edit = pendingBodyEdit(document);
+        if (edit && state === DocumentState.Changed) {
+            const dropped = new Set<unknown>();
+            for (const node of AstUtils.streamAst(edit.oldBody)) {
+                for (const ref of AstUtils.streamReferences(node)) dropped.add(ref.reference);
+            }
+            document.references = document.references.filter(r => !dropped.has(r));
+            this.indexManager.removeContent(document.uri);
+            this.indexManager.removeReferences(document.uri);
+            document.diagnostics = undefined;
+            this.buildState.delete(document.uri.toString());
+            document.state = DocumentState.Parsed;
+            return;
+        }
+        if (edit) clearBodyEdit(document);
+        super.resetToState(document, state);
+    }
 
     protected override async runCancelable(documents: LangiumDocument[], targetState: DocumentState, cancelToken: Cancellation.CancellationToken,
         callback: (document: LangiumDocument) => MaybePromise<unknown>): Promise<void> {
@@ -49,6 +121,8 @@ export class CalvinDocumentBuilder extends DefaultDocumentBuilder {
         } catch (e) {
             if (isOperationCancelled(e)) throw e;
             this.recordInternalError(document, DocumentState.Validated, e);
+        } finally {
+            clearBodyEdit(document);
         }
         const errors = this.internalErrors.get(document.uri.toString());
         if (errors && errors.size > 0) {

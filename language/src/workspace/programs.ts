@@ -24,6 +24,7 @@ export function programOf(document: LangiumDocument, all: Iterable<LangiumDocume
  * the function maps a document's URI to its program's representative.
  */
 function programRoots(docs: LangiumDocument[]): (uri: string) => string {
+    if (docs.length <= 1) return (u: string) => u; // nothing to link: no need to look at the references
     const parent = new Map<string, string>(docs.map(d => [d.uri.toString(), d.uri.toString()]));
     const find = (u: string): string => {
         let r = u;
@@ -42,9 +43,11 @@ export function referencedDocuments(document: LangiumDocument): Set<string> {
     const own = document.uri.toString();
     const result = new Set<string>();
     for (const ref of document.references) {
+        // the description the linker found names the target's document (cheaper than the target's root)
+        const described = (ref as { $nodeDescription?: { documentUri?: { toString(): string } } }).$nodeDescription?.documentUri;
         const target = ("ref" in ref ? ref.ref : undefined) as AstNode | undefined;
         if (!target) continue;
-        const uri = AstUtils.getDocument(target).uri.toString();
+        const uri = described ? described.toString() : AstUtils.getDocument(target).uri.toString();
         if (uri !== own && !isBuiltinUri(uri)) result.add(uri);
     }
     return result;

@@ -12,7 +12,7 @@ import { buildProgram, createCalvinCoreServices } from '../../../language/src/in
 import { LspClient, fileUri } from '../../util/lsp-client.js';
 import { generateProgram } from './generate.js';
 
-const SIZES = [1_000, 10_000, 50_000];
+const SIZES = process.env.BENCH_SIZES ? process.env.BENCH_SIZES.split(',').map(Number) : [1_000, 10_000, 50_000];
 const EDITS = Number(process.env.BENCH_EDITS ?? 50);
 
 function percentile(xs: number[], p: number): number {

@@ -1,0 +1,300 @@
+// The incremental front end (language/src/workspace/incremental.ts) against a
+// full rebuild: example and corpus programs get sequences of edits inside
+// method and thread bodies (statements added and removed, names that do not
+// resolve, type errors, annotations, comments, calls that change the call
+// graph, syntax errors); after each edit the incrementally updated document
+// must equal a fresh build of the same text: the same diagnostics in the same
+// order, the same syntax tree with the same offsets and positions for every
+// node and token, the same reference targets, the same program model. The test
+// also requires that most edits actually took the incremental path.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AstNode, CstNode, FileSystemProvider, LangiumDocument, LangiumSharedCoreServices } from 'langium';
+import { AstUtils, CstUtils, DocumentState, EmptyFileSystem, URI } from 'langium';
+import * as ast from '../../language/src/generated/ast.js';
+import { buildProgram, createCalvinCoreServices, toProgramModel, type CalvinServices } from '../../language/src/index.js';
+import { pendingBodyEdit } from '../../language/src/workspace/incremental.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const EDITS_PER_PROGRAM = 6;
+
+function programs(): Array<{ name: string; text: string }> {
+    const out: Array<{ name: string; text: string }> = [];
+    const add = (dir: string, every: number) => {
+        const files = fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort();
+        files.forEach((f, i) => { if (i % every === 0) out.push({ name: path.relative(ROOT, path.join(dir, f)), text: fs.readFileSync(path.join(dir, f), 'utf8') }); });
+    };
+    add(path.join(ROOT, 'examples'), 1);
+    add(path.join(ROOT, 'test/corpus'), 3);
+    return out;
+}
+
+/** A deterministic random source (mulberry32). */
+function random(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+/** One random edit inside a body of `root`, or undefined when the program has no body. */
+function randomEdit(text: string, root: ast.Program, rnd: () => number, k: number): string | undefined {
+    const bodies: ast.Block[] = [];
+    const methods: string[] = [];
+    for (const d of root.decls) {
+        if ((ast.isMethodDecl(d) || ast.isThreadDecl(d)) && d.body?.$cstNode) bodies.push(d.body);
+        if (ast.isMethodDecl(d) && d.name) methods.push(d.name);
+        if (ast.isClassDecl(d)) {
+            for (const m of d.members) {
+                if (ast.isMethodDecl(m) && m.body?.$cstNode) bodies.push(m.body);
+                if (ast.isMethodDecl(m) && m.name) methods.push(m.name);
+            }
+        }
+    }
+    if (bodies.length === 0) return undefined;
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+    const body = pick(bodies).$cstNode!;
+    const inner = text.slice(body.offset + 1, body.end - 1);
+    // statement boundaries: right after '{' of the body, and after each ';' or '}' inside it
+    const boundaries = [body.offset + 1];
+    for (let i = 0; i < inner.length; i++) if (inner[i] === ';' || inner[i] === '}') boundaries.push(body.offset + 2 + i);
+    const at = pick(boundaries);
+    const snippets = [
+        `\n    int zz${k} = ${k};`,
+        `\n    zz${k} = zz${k} + 1;`,
+        `\n    //@ assert ${k} > 0;`,
+        `\n    /* a comment { ( */`,
+        `\n    if (true) { int q${k} = 1; } else { }`,
+        `\n    boolean bb${k} = ${k};`,
+        `\n    while (false) { }`,
+        `\n    int e${k} = ;`,
+        `\n    ${methods.length > 0 ? pick(methods) : 'nothing'}();`,
+        `\n\n\n`,
+        `x`,
+    ];
+    switch (Math.floor(rnd() * 4)) {
+        case 0: case 1:
+            return text.slice(0, at) + pick(snippets) + text.slice(at);
+        case 2: {
+            // remove the statement that starts at a boundary (up to the next ';')
+            const end = text.indexOf(';', at);
+            if (end < 0 || end >= body.end - 1) return text.slice(0, at) + pick(snippets) + text.slice(at);
+            return text.slice(0, at) + text.slice(end + 1);
+        }
+        default: {
+            // change a number in the body, or add one character
+            const m = /[0-9]+/.exec(inner);
+            if (m) {
+                const from = body.offset + 1 + m.index;
+                return text.slice(0, from) + String(Number(m[0]) + 1 + k) + text.slice(from + m[0].length);
+            }
+            return text.slice(0, at) + ' ' + text.slice(at);
+        }
+    }
+}
+
+interface Workspace {
+    shared: LangiumSharedCoreServices;
+    Calvin: CalvinServices;
+    files: Map<string, string>;
+}
+
+function workspace(): Workspace {
+    const files = new Map<string, string>();
+    const empty = EmptyFileSystem.fileSystemProvider();
+    const provider: FileSystemProvider = Object.assign(Object.create(Object.getPrototypeOf(empty)), empty, {
+        readFile: async (uri: URI) => {
+            const text = files.get(uri.toString());
+            if (text === undefined) throw new Error(`no file ${uri.toString()}`);
+            return text;
+        },
+    });
+    const { shared, Calvin } = createCalvinCoreServices({ fileSystemProvider: () => provider });
+    return { shared, Calvin, files };
+}
+
+function rangeText(c: CstNode | undefined): string {
+    if (!c) return '-';
+    const r = c.range;
+    return `${c.offset}+${c.length} ${r.start.line}:${r.start.character}-${r.end.line}:${r.end.character}`;
+}
+
+/** Everything position- and link-related of a document, as lines. */
+function snapshot(document: LangiumDocument): string[] {
+    const root = document.parseResult.value;
+    const out: string[] = [];
+    const where = (n: AstNode | undefined) => n ? `${n.$type}@${n.$cstNode?.offset}` : 'none';
+    for (const node of AstUtils.streamAst(root)) {
+        const c = node.$cstNode;
+        out.push(`${node.$type} ${node.$containerProperty ?? ''}${node.$containerIndex ?? ''} ${rangeText(c)} ${c?.astNode === node}`);
+        for (const ref of AstUtils.streamReferences(node)) {
+            const r = ref.reference;
+            out.push(`  ${ref.property} '${r.$refText}' ${rangeText(r.$refNode)} -> ${r.error ? `error ${r.error.message}` : where(r.ref)}`);
+        }
+    }
+    for (const leaf of CstUtils.streamCst(root.$cstNode!)) {
+        if (!('content' in leaf)) out.push(`leaf ${rangeText(leaf)} ${leaf.hidden} ${JSON.stringify(leaf.text)} ${leaf.root === root.$cstNode}`);
+    }
+    out.push(`references ${document.references.length}`);
+    return out;
+}
+
+function diagnostics(document: LangiumDocument): string[] {
+    return (document.diagnostics ?? []).map(d => `${d.range.start.line}:${d.range.start.character}-${d.range.end.line}:${d.range.end.character} ${d.code} ${d.severity} ${d.message}`);
+}
+
+/** Equal line lists; otherwise fails with the first difference (the lists can be long). */
+function sameLines(actual: string[], expected: string[], context: string): void {
+    const n = Math.max(actual.length, expected.length);
+    for (let i = 0; i < n; i++) {
+        if (actual[i] !== expected[i]) {
+            assert.fail(`${context}: line ${i} differs\n  incremental: ${actual[i]}\n  full:        ${expected[i]}\n  (before: ${expected[i - 1]})`);
+        }
+    }
+}
+
+async function fresh(uri: string, text: string): Promise<{ document: LangiumDocument; Calvin: CalvinServices }> {
+    const { shared, Calvin } = createCalvinCoreServices();
+    const result = await buildProgram(shared, [{ uri, text }]);
+    return { document: result.documents[0], Calvin };
+}
+
+/** The document, updated to `text`, equals a fresh build of `text`. */
+async function compareWithFullBuild(w: Workspace, document: LangiumDocument, uri: string, text: string, context: string): Promise<void> {
+    const expected = await fresh(uri, text);
+    assert.equal(document.textDocument.getText(), text, context);
+    sameLines(diagnostics(document), diagnostics(expected.document), `diagnostics: ${context}`);
+    sameLines(snapshot(document), snapshot(expected.document), `tree: ${context}`);
+    // (the model is built for programs without errors)
+    if ((expected.document.diagnostics ?? []).some(d => d.severity === 1)) return;
+    const model = JSON.stringify(toProgramModel([document], w.Calvin.types.TypeSystem));
+    assert.equal(model, JSON.stringify(toProgramModel([expected.document], expected.Calvin.types.TypeSystem)), `model: ${context}`);
+}
+
+/**
+ * Applies the edits one after the other (each a replacement of a unique
+ * needle); after each, the document equals a full build, and took the
+ * incremental path or not as `incremental` says.
+ */
+async function editSequence(text: string, edits: Array<{ from: string; to: string; incremental: boolean }>): Promise<LangiumDocument> {
+    const w = workspace();
+    const uri = 'file:///incremental/sequence.calvin';
+    w.files.set(uri, text);
+    const document = (await buildProgram(w.shared, [{ uri, text }])).documents[0];
+    const builder = w.shared.workspace.DocumentBuilder;
+    // the first update after a `build` settles the validation categories of updates
+    await builder.update([URI.parse(uri)], []);
+    let tookIncremental = false;
+    builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
+    for (const [i, e] of edits.entries()) {
+        assert.equal(text.split(e.from).length, 2, `'${e.from}' is not unique`);
+        text = text.replace(e.from, e.to);
+        w.files.set(uri, text);
+        tookIncremental = false;
+        await builder.update([URI.parse(uri)], []);
+        const context = `edit ${i + 1} ('${e.from}' → '${e.to}')`;
+        assert.equal(tookIncremental, e.incremental, `${context}: incremental`);
+        await compareWithFullBuild(w, document, uri, text, context);
+    }
+    return document;
+}
+
+describe('incremental front end', () => {
+    const program = [
+        '// header comment',
+        'int g = 0;',
+        'class C {',
+        '  int f = 0;',
+        '  void a() {',
+        '    b(); // calls b',
+        '  }',
+        '  void b() {',
+        '    f = f + 1;',
+        '  }',
+        '}',
+        'thread T {',
+        '  C c = new C();',
+        '  c.a(); g = 1;',
+        '}',
+        '// trailing comment',
+        '',
+    ].join('\n');
+
+    it('a call that closes a cycle reports the recursion at both methods, and removing it clears it', async () => {
+        const document = await editSequence(program, [
+            { from: 'f = f + 1;', to: 'f = f + 1;\n    a();', incremental: true },
+        ]);
+        const messages = (document.diagnostics ?? []).map(d => d.message);
+        assert.equal(messages.filter(m => m.startsWith('Recursion through methods')).length, 2, messages.join('\n'));
+        await editSequence(program.replace('f = f + 1;', 'f = f + 1; a();'), [
+            { from: ' a();', to: '', incremental: true },
+        ]);
+    });
+
+    it('edits at the start and end of bodies, in threads, across lines; syntax errors and their fixes', async () => {
+        await editSequence(program, [
+            { from: '  c.a(); g = 1;', to: '  c.a(); g = 2;\n  int h = g;', incremental: true },
+            { from: '    b(); // calls b', to: '    /* { */ b(); // calls b', incremental: true },
+            // a syntax error: full (error recovery may reach beyond the body); its fix: incremental
+            { from: 'int h = g;', to: 'int h = ;', incremental: false },
+            { from: 'int h = ;', to: 'int h = g + 1;', incremental: true },
+            { from: 'int h = g + 1;', to: 'int h = g + 1', incremental: false },
+            { from: 'f = f + 1;', to: 'f = f + 2;', incremental: false }, // the error elsewhere: full
+            { from: 'int h = g + 1', to: 'int h = g + 1;', incremental: true },
+            { from: '    f = f + 2;\n', to: '', incremental: true },
+            { from: 'void b() {\n', to: 'void b() {\n    boolean q = 1;\n', incremental: true },
+        ]);
+    });
+
+    it('edits outside bodies rebuild everything', async () => {
+        await editSequence(program, [
+            { from: 'int f = 0;', to: 'int f = 1;', incremental: false },
+            { from: 'void b()', to: 'void bb()', incremental: false },
+            { from: '// trailing comment', to: '// trailing', incremental: false },
+            { from: '  void a() {\n', to: '  void a() {}\n  void a2() {\n', incremental: false },
+        ]);
+    });
+
+    it('files with CRLF line ends', async () => {
+        await editSequence(program.replace(/\n/g, '\r\n'), [
+            { from: 'f = f + 1;', to: 'f = f + 1;\r\n    f = 2;', incremental: true },
+            { from: 'g = 1;', to: 'g = 1;\r\n  g = 3;', incremental: true },
+        ]);
+    });
+
+    it('equals a full rebuild after every edit inside a body', async () => {
+        let edits = 0, incremental = 0;
+        for (const [p, program] of programs().entries()) {
+            const w = workspace();
+            const uri = `file:///incremental/${path.basename(program.name)}`;
+            let text = program.text;
+            w.files.set(uri, text);
+            const result = await buildProgram(w.shared, [{ uri, text }]);
+            const document = result.documents[0];
+            const builder = w.shared.workspace.DocumentBuilder;
+            let tookIncremental = false;
+            builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
+            const rnd = random(1000 + p);
+            for (let k = 0; k < EDITS_PER_PROGRAM; k++) {
+                const next = randomEdit(text, document.parseResult.value as ast.Program, rnd, k);
+                if (next === undefined || next === text) break;
+                text = next;
+                w.files.set(uri, text);
+                tookIncremental = false;
+                await builder.update([URI.parse(uri)], []);
+                edits++;
+                if (tookIncremental) incremental++;
+                await compareWithFullBuild(w, document, uri, text, `${program.name}, edit ${k + 1} (${tookIncremental ? 'incremental' : 'full'})`);
+            }
+        }
+        assert.ok(edits >= 100, `only ${edits} edits`);
+        assert.ok(incremental >= edits * 0.4, `only ${incremental} of ${edits} edits were incremental`);
+        console.log(`${edits} edits, ${incremental} incremental`);
+    });
+});
