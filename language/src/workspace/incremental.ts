@@ -203,7 +203,7 @@ function splice(document: LangiumDocument, edit: BodyEdit, newText: string): voi
     (edit.newBody as { $cstNode?: CstNode }).$cstNode = newCst;
 
     // Shift everything after the old body (whose comments go with it).
-    shiftAfter(oldCst, edit);
+    shiftAfter(rootCst as unknown as CstNode, oldCst, [...leaves(newCst)], edit);
 
     // The body's node in its parent's content, and the tree.
     const parent = oldCst.container as unknown as MutableComposite;
@@ -232,50 +232,65 @@ function allNodes(cst: CstNode): CstNode[] {
 }
 
 /**
- * Shifts the offsets and positions of the leaves after the old body: the
- * siblings after the path from the root to the body, and the comments after
- * it (kept at the root); drops the cached ranges of the nodes on the path
- * (the others share their positions with their tokens).
+ * The tokens (leaves, comments included) of a tree in file order, kept per
+ * root across body edits: shifting the tokens after an edit is then one pass
+ * over an array instead of a walk through the whole tree (which has about
+ * three times as many inner nodes as tokens).
  */
-function shiftAfter(bodyCst: CstNode, edit: BodyEdit): void {
-    let child = bodyCst;
-    for (let n = bodyCst.container; n; child = n, n = n.container) {
-        const composite = n as unknown as MutableComposite;
-        composite._rangeCache = undefined;
-        const content = composite.content;
-        const at = content.indexOf(child);
-        for (let i = 0; i < content.length; i++) {
-            const c = content[i];
-            if (i > at) shiftAll(c, edit);
-            else if (i < at && c.hidden && c.offset >= edit.oldEnd) shiftAll(c, edit);
+const tokensByRoot = new WeakMap<CstNode, CstNode[]>();
+
+function tokensOf(root: CstNode): CstNode[] {
+    let tokens = tokensByRoot.get(root);
+    if (!tokens) {
+        tokens = [...leaves(root)];
+        // (the parser puts comments where they occur, so this is file order; make sure)
+        for (let i = 1; i < tokens.length; i++) {
+            if (tokens[i].offset < tokens[i - 1].offset) {
+                tokens.sort((x, y) => x.offset - y.offset);
+                break;
+            }
         }
+        tokensByRoot.set(root, tokens);
     }
+    return tokens;
 }
 
-function shiftAll(node: CstNode, edit: BodyEdit): void {
+/** The first index whose token starts at or after `offset`. */
+function firstAtOrAfter(tokens: CstNode[], offset: number): number {
+    let lo = 0, hi = tokens.length;
+    while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (tokens[mid].offset < offset) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/**
+ * Moves the tokens after the old body by the edit (offsets and, in place,
+ * positions: each position belongs to one token, and the cached ranges of the
+ * nodes after the body, and names in the index, share them, so they move
+ * too), puts the new body's tokens in place of the old one's, and drops the
+ * cached ranges of the nodes that contain the body.
+ */
+function shiftAfter(root: CstNode, bodyCst: CstNode, newTokens: CstNode[], edit: BodyEdit): void {
+    const tokens = tokensOf(root);
+    const from = firstAtOrAfter(tokens, edit.start);
+    const to = firstAtOrAfter(tokens, edit.oldEnd);
     const endLine = edit.oldEndPos.line;
     const dLine = edit.newEndPos.line - endLine;
     const dChar = edit.newEndPos.character - edit.oldEndPos.character;
-    // In place: each position belongs to one token, and the cached ranges of the
-    // nodes after the body (and names in the index) share them, so they move too.
-    const move = (p: Position) => {
-        if (p.line === endLine) p.character += dChar;
-        p.line += dLine;
-    };
-    const stack: CstNode[] = [node];
-    while (stack.length > 0) {
-        const n = stack.pop()!;
-        if (n instanceof CompositeCstNodeImpl) {
-            const content = n.content;
-            for (let i = 0; i < content.length; i++) stack.push(content[i]);
-            continue;
-        }
-        const leaf = n as unknown as MutableLeaf;
-        if (leaf._offset < edit.oldEnd) continue;
+    for (let i = to; i < tokens.length; i++) {
+        const leaf = tokens[i] as unknown as MutableLeaf;
         leaf._offset += edit.delta;
-        move(leaf._range.start);
-        move(leaf._range.end);
+        const { start, end } = leaf._range;
+        if (start.line === endLine) start.character += dChar;
+        start.line += dLine;
+        if (end.line === endLine) end.character += dChar;
+        end.line += dLine;
     }
+    tokens.splice(from, to - from, ...newTokens);
+    for (let n = bodyCst.container; n; n = n.container) (n as unknown as MutableComposite)._rangeCache = undefined;
 }
 
 /** Where a position at or after the old body's end is now. */
