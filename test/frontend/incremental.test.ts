@@ -261,6 +261,35 @@ describe('incremental front end', () => {
         ]);
     });
 
+    it('an edit that arrives while the previous one is being built does not cancel it: both are incremental', async () => {
+        const w = workspace();
+        const uri = 'file:///incremental/queued.calvin';
+        w.files.set(uri, program);
+        const document = (await buildProgram(w.shared, [{ uri, text: program }])).documents[0];
+        const builder = w.shared.workspace.DocumentBuilder;
+        const lock = w.shared.workspace.WorkspaceLock;
+        const update = () => lock.write(token => builder.update([URI.parse(uri)], [], token));
+        await update(); // settles the validation categories of updates
+        let incremental = 0, validated = 0;
+        builder.onBuildPhase(DocumentState.IndexedContent, () => { if (pendingBodyEdit(document)) incremental++; });
+        builder.onDocumentPhase(DocumentState.Validated, () => { validated++; });
+        const first = program.replace('f = f + 1;', 'f = f + 1;\n    int k = 0;');
+        const second = first.replace('int k = 0;', 'int k = 1;');
+        w.files.set(uri, first);
+        let started!: () => void;
+        const inFirstBuild = new Promise<void>(resolve => { started = resolve; });
+        const phase = builder.onBuildPhase(DocumentState.ComputedScopes, () => started());
+        const p1 = update();
+        await inFirstBuild;
+        phase.dispose();
+        w.files.set(uri, second);
+        const p2 = update(); // cancels the first build's token
+        await Promise.all([p1, p2]);
+        assert.equal(validated, 2, 'both builds completed');
+        assert.equal(incremental, 2, 'both builds were incremental');
+        await compareWithFullBuild(w, document, uri, second, 'after both edits');
+    });
+
     it('files with CRLF line ends', async () => {
         await editSequence(program.replace(/\n/g, '\r\n'), [
             { from: 'f = f + 1;', to: 'f = f + 1;\r\n    f = 2;', incremental: true },

@@ -35,7 +35,28 @@ export class CalvinDocumentBuilder extends DefaultDocumentBuilder {
         if (incrementalEnabled() && deleted.length === 0) {
             for (const uri of changed) await this.tryIncremental(uri);
         }
-        return super.update(changed, deleted, cancelToken);
+        // A body edit's build (tens of ms) is not interrupted by the next edit until its
+        // diagnostics are out: a cancelled one would leave the next edit a full rebuild.
+        const held = changed.map(uri => this.langiumDocuments.getDocument(uri)).filter((d): d is LangiumDocument => d !== undefined && pendingBodyEdit(d) !== undefined);
+        held.forEach(d => this.uninterrupted.add(d));
+        const uninterrupted = this.uninterrupted;
+        const token: Cancellation.CancellationToken = held.length === 0 ? cancelToken : {
+            get isCancellationRequested() { return held.some(d => uninterrupted.has(d)) ? false : cancelToken.isCancellationRequested; },
+            onCancellationRequested: cancelToken.onCancellationRequested,
+        };
+        try {
+            return await super.update(changed, deleted, token);
+        } finally {
+            held.forEach(d => this.uninterrupted.delete(d));
+        }
+    }
+
+    /** Documents whose incremental build is not to be interrupted (until their diagnostics are published). */
+    private readonly uninterrupted = new Set<LangiumDocument>();
+
+    protected override async notifyDocumentPhase(document: LangiumDocument, state: DocumentState, cancelToken: Cancellation.CancellationToken): Promise<void> {
+        await super.notifyDocumentPhase(document, state, cancelToken);
+        if (state === DocumentState.Validated) this.uninterrupted.delete(document);
     }
 
     private async tryIncremental(uri: URI): Promise<void> {
@@ -121,9 +142,8 @@ export class CalvinDocumentBuilder extends DefaultDocumentBuilder {
         } catch (e) {
             if (isOperationCancelled(e)) throw e;
             this.recordInternalError(document, DocumentState.Validated, e);
-        } finally {
-            clearBodyEdit(document);
         }
+        clearBodyEdit(document);
         const errors = this.internalErrors.get(document.uri.toString());
         if (errors && errors.size > 0) {
             const diagnostics = document.diagnostics ?? [];
