@@ -20,20 +20,28 @@ export interface LoweredCheck {
     target?: AbstractionTarget;
 }
 
-/** Lowering of one check (pipeline stage 1), independent of E* and of the solver. */
-export function lowerCheck(ctx: ProgramContext, u: Check): LoweredCheck {
+/** The field initializers (the store `Init`), the same for every check of the program. */
+export function lowerInit(ctx: ProgramContext): { cmds: Cmd[]; locals: Map<string, LocalDecl> } {
+    const init = new Lowerer(ctx.vocab, { kind: 'init', tid: T.int(0) });
+    return { cmds: init.lowerInit(), locals: init.declaredLocals };
+}
+
+/**
+ * Lowering of one check (pipeline stage 1), independent of E* and of the solver.
+ * `withInit: false` leaves out a thread's initializers (`init` undefined): the
+ * planner makes them canonical once per program, not once per thread.
+ */
+export function lowerCheck(ctx: ProgramContext, u: Check, withInit = true): LoweredCheck {
     const vocab = ctx.vocab;
     if (u.kind === 'init') {
-        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-        const body = init.lowerInit();
-        return { check: u, body, locals: init.declaredLocals };
+        const init = lowerInit(ctx);
+        return { check: u, body: init.cmds, locals: init.locals };
     }
     if (u.thread) {
-        const init = new Lowerer(vocab, { kind: 'init', tid: T.int(0) });
-        const initCmds = init.lowerInit();
+        const init = withInit ? lowerInit(ctx) : undefined;
         const lower = new Lowerer(vocab, { kind: 'thread', tid: TID });
         const body = lower.lowerThread(u.thread.body);
-        return { check: u, init: initCmds, body, locals: new Map([...init.declaredLocals, ...lower.declaredLocals]) };
+        return { check: u, init: init?.cmds, body, locals: new Map([...init?.locals ?? [], ...lower.declaredLocals]) };
     }
     const m = u.method!;
     const lower = new Lowerer(vocab, { kind: 'method', tid: TID });

@@ -2,7 +2,7 @@ import { append } from '../smt/append.js';
 import { createHash } from 'node:crypto';
 import type { FieldModel, MethodModel, ProgramModel, Range } from '../model/program.js';
 import { checkSpec, checksOf, programContext, type Check, type ProgramContext } from '../driver/program-context.js';
-import { lowerCheck } from '../driver/stages.js';
+import { lowerCheck, lowerInit } from '../driver/stages.js';
 import { LoweringError } from '../lower/lower.js';
 import type { Cmd } from '../il/il.js';
 
@@ -62,7 +62,9 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
     const inlines = new Set<string>();
     let error: string | undefined;
     try {
-        const lowered = lowerCheck(ctx, u);
+        // before the body, as lowerCheck would: type ids are numbered in order of first use
+        const init = u.kind !== 'init' && u.thread ? initPart(ctx) : undefined;
+        const lowered = lowerCheck(ctx, u, false);
         collectInlined(lowered.body, inlines);
         const shared = programParts(ctx);
         add(shared.fields);
@@ -76,7 +78,7 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
             parts.push(canonical(inv.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));
             add(shared.guarantee);
         }
-        if (lowered.init) parts.push(canonical(lowered.init, ranges));
+        if (init) add(init);
         parts.push(canonical(lowered.body, ranges));
         if (u.method?.abstraction) parts.push(canonical(u.method.abstraction, ranges));
         parts.push(canonical(u.method?.endRange, ranges));
@@ -84,9 +86,7 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
         error = e instanceof LoweringError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
         parts.push(`error:${error}`);
     }
-    // Names of program variables carry their position (`i@12:5`): not part of the fingerprint.
-    const text = parts.join('\n').replace(/@\d+:\d+/g, '@');
-    const fingerprint = createHash('sha256').update(text).digest('hex').slice(0, 32);
+    const fingerprint = hash(positionFree(parts.join('\n')));
     const extent = u.thread?.range ?? u.method?.range;
     return { key: u.key, name: u.name, kind: u.kind, range: u.range, extent, fingerprint, ranges, inlines: [...inlines], error };
 }
@@ -94,6 +94,21 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
 interface Canonical {
     text: string;
     ranges: Range[];
+}
+
+const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/** Names of program variables carry their position (`i@12:5`): not part of the fingerprint. */
+const positionFree = (text: string) => text.replace(/@\d+:\d+/g, '@');
+
+/**
+ * A part shared by many checks, as large as the program: its text in a
+ * fingerprint is its hash, computed once (hashing it once per check would be
+ * quadratic in the size of the program).
+ */
+function sharedPart(value: unknown): Canonical {
+    const ranges: Range[] = [];
+    return { text: hash(positionFree(canonical(value, ranges))), ranges };
 }
 
 /**
@@ -106,16 +121,31 @@ const programPartsOf = new WeakMap<ProgramContext, { fields: Canonical; threads:
 function programParts(ctx: ProgramContext): { fields: Canonical; threads: Canonical; guarantee: Canonical } {
     let parts = programPartsOf.get(ctx);
     if (!parts) {
-        const of = (value: unknown): Canonical => { const ranges: Range[] = []; return { text: canonical(value, ranges), ranges }; };
         parts = {
             // The program's fields: their types, modifiers and guards (heap facts, inferred guards).
-            fields: of([...[...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx)), ctx.program.unprotected ?? []]),
-            threads: of(ctx.program.threads.map(t => `${t.name}/${t.id ?? ''}/${t.count ?? ''}`)),
-            guarantee: of(ctx.guarantee.map(c => ({ text: c.text, relation: c.relation, range: c.clause?.range }))),
+            fields: sharedPart([...[...ctx.vocab.fields.values()].map(f => fieldSummary(f, ctx)), ctx.program.unprotected ?? []]),
+            threads: sharedPart(ctx.program.threads.map(t => `${t.name}/${t.id ?? ''}/${t.count ?? ''}`)),
+            guarantee: sharedPart(ctx.guarantee.map(c => ({ text: c.text, relation: c.relation, range: c.clause?.range }))),
         };
         programPartsOf.set(ctx, parts);
     }
     return parts;
+}
+
+/**
+ * The field initializers a thread check runs first: the same for every thread
+ * and as large as the program, so made canonical once per program context, not
+ * once per thread (that was quadratic in the number of globals and threads).
+ */
+const initPartOf = new WeakMap<ProgramContext, Canonical>();
+
+function initPart(ctx: ProgramContext): Canonical {
+    let part = initPartOf.get(ctx);
+    if (!part) {
+        part = sharedPart(lowerInit(ctx).cmds);
+        initPartOf.set(ctx, part);
+    }
+    return part;
 }
 
 function fieldSummary(f: FieldModel, ctx: ProgramContext) {

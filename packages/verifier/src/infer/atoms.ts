@@ -176,6 +176,13 @@ export class AtomIndex {
     about(p: Path): Atom[] {
         return this.byPath.get(pathKey(p)) ?? [];
     }
+
+    private sig?: string;
+
+    /** The set of facts as a string: equal for two indexes of the same facts (an atom's key determines it). */
+    get signature(): string {
+        return this.sig ??= [...this.keys].sort().join('\n');
+    }
 }
 
 /** Whether `a` implies `b` (a has every atom of b and at most b's threads). */

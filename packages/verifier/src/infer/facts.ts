@@ -279,7 +279,35 @@ export class FactAnalysis {
             if (atoms.every(a => keys.has(atomKey(a)))) return false;
         }
         if (g === 'any') return true;
-        return g.some(d => otherMaySatisfy(d, obj, mine, this.runner.me));
+        const me = this.runner.me;
+        return g.some(d => !(d.threads && d.threads.every(t => t === me)) && this.maySatisfy(d, obj, mine));
+    }
+
+    /**
+     * otherMaySatisfy once its thread test has passed: then it depends only on
+     * the disjunct, the object and the facts, so it is decided once for all the
+     * threads that know the same facts. Every thread starts from Init: with n
+     * threads each knowing n initial values and guards of n atoms, deciding it
+     * per thread was O(n³).
+     */
+    private readonly satisfiable = new WeakMap<Disjunct, Map<string, boolean>>();
+    /** Sets of facts (signatures) numbered, and the number of each index: short memo keys. */
+    private readonly factSets = new Map<string, number>();
+    private readonly factSetOf = new WeakMap<AtomIndex, number>();
+
+    private maySatisfy(d: Disjunct, obj: Path | undefined, mine: AtomIndex): boolean {
+        let memo = this.satisfiable.get(d);
+        if (!memo) this.satisfiable.set(d, memo = new Map());
+        let set = this.factSetOf.get(mine);
+        if (set === undefined) {
+            set = this.factSets.get(mine.signature);
+            if (set === undefined) this.factSets.set(mine.signature, set = this.factSets.size);
+            this.factSetOf.set(mine, set);
+        }
+        const key = `${set}|${obj ? pathKey(obj) : ''}`;
+        let r = memo.get(key);
+        if (r === undefined) memo.set(key, r = otherMaySatisfy(d, obj, mine, this.runner.me));
+        return r;
     }
 
     // ------------------------------------------------------------ writes
