@@ -12,7 +12,8 @@ import { Lowerer } from '../../packages/verifier/src/lower/lower.js';
 import type { AtomicOp, Cmd } from '../../packages/verifier/src/il/il.js';
 import { threadReach } from '../../packages/verifier/src/analysis/reach.js';
 import { allInvariants, environmentOf, existsOtherThread, TID } from '../../packages/verifier/src/spec/environment.js';
-import { programContext } from '../../packages/verifier/src/driver/program-context.js';
+import { checksOf, programContext } from '../../packages/verifier/src/driver/program-context.js';
+import { verifyCheck } from '../../packages/verifier/src/driver/verify.js';
 import * as T from '../../packages/verifier/src/smt/term.js';
 import { Formulas } from '../../packages/verifier/src/encode/formulas.js';
 import { closure } from '../../packages/verifier/src/closure/closure.js';
@@ -204,6 +205,32 @@ describe('stages 4-8 with the real Z3', () => {
         const reader = r.checks.find(u => u.name === 'Reader')!;
         assert.equal(reader.status, 'verified');
         assert.ok(reader.inferredLoopInvariants.length > 0);
+    });
+
+    it('Houdini from the invariants a previous run kept: the same verdict in fewer queries; from too few, again from all candidates', async () => {
+        const keyOf = (ctx: ReturnType<typeof programContext>, name: string) => checksOf(ctx).find(u => u.name === name)!.key;
+        const run = async (text: string, seed?: string[]) => {
+            const ctx = programContext(await model(text));
+            return (await verifyCheck(ctx, keyOf(ctx, 'Reader'), { solver, ...(seed ? { houdiniSeed: seed } : {}) }))!;
+        };
+        const full = await run(VECTOR);
+        assert.equal(full.status, 'verified');
+        assert.ok(full.inferredLoopInvariants.length > 0 && full.queries > 2, `${full.queries} queries`);
+        const seeded = await run(VECTOR, full.inferredLoopInvariants);
+        assert.equal(seeded.status, 'verified');
+        assert.deepEqual(seeded.diagnostics, full.diagnostics);
+        assert.ok(seeded.queries < full.queries, `${seeded.queries} queries with the seed, ${full.queries} without`);
+        // no invariant: the bounds check fails from the seed, so Houdini runs again from all candidates
+        const empty = await run(VECTOR, []);
+        assert.equal(empty.status, 'verified');
+        assert.ok(empty.queries > full.queries, `${empty.queries} queries from an empty seed, ${full.queries} without`);
+        // a bug: the same failures as without seed
+        const buggy = VECTOR.replace('for (int i = count - 1;', 'for (int i = count;');
+        const plain = await run(buggy);
+        assert.equal(plain.status, 'failed');
+        const withSeed = await run(buggy, full.inferredLoopInvariants);
+        assert.deepEqual(withSeed.diagnostics, plain.diagnostics);
+        assert.equal(withSeed.status, 'failed');
     });
 
     it('one procedure\'s queries report all its failing checks, with counterexample values', async () => {

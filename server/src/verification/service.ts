@@ -479,7 +479,7 @@ export class VerificationService {
         check.cached = false;
         const { id, done } = this.scheduler.submit({
             version: `${program.version}`, model: program.model, key: plan.key, name: plan.name, kind: plan.kind, range: plan.range,
-            options: { timeLimitMs: limit, checkBudgetMs: limit, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}) }, priority,
+            options: { timeLimitMs: limit, checkBudgetMs: limit, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}), ...houdiniSeed(check) }, priority,
             onStart: () => {
                 if (check.job?.id !== id) return;
                 check.state = 'running';
@@ -628,4 +628,14 @@ export class VerificationService {
 
 function warningAtStart(message: string): Diagnostic {
     return { range: FILE_START, severity: DiagnosticSeverity.Warning, source: 'calvin', code: 'unknown', message };
+}
+
+/**
+ * An edited check's Houdini starts from the loop invariants its last verified
+ * run kept (issue 15): usually still inductive, so one round instead of one per
+ * refuted candidate; the verdict does not depend on it (runVC).
+ */
+function houdiniSeed(check: TrackedCheck): { houdiniSeed?: string[] } {
+    const last = check.result;
+    return last?.status === 'verified' && Array.isArray(last.inferredLoopInvariants) ? { houdiniSeed: [...last.inferredLoopInvariants] } : {};
 }

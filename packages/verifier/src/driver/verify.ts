@@ -9,7 +9,7 @@ import { checksOf, checkSpec, namesThreads, programContext, type Check, type Pro
 import { lowerCheck, simulationProgram, type LoweredCheck } from './stages.js';
 import type { SimSpec } from '../sim/simulate.js';
 import { vcgen } from '../vc/vcgen.js';
-import { runVC } from '../query/run.js';
+import { runVC, type RunResult } from '../query/run.js';
 import { closure, syntacticallyTransitive, type Closure } from '../closure/closure.js';
 import type { QueryLog, SolverBackend, SolverSession, Trace } from '../solver-host/types.js';
 import { SolverFailure } from '../solver-host/types.js';
@@ -48,6 +48,12 @@ export interface VerifyOptions {
     log?: (message: string) => void;
     /** Tests of the error paths only: an internal error in the programs with a file whose path contains this. */
     testFault?: string;
+    /**
+     * Loop-invariant candidates (texts) Houdini starts from, e.g. those the
+     * previous run of the same check kept (the editor re-checks an edited
+     * check): the verdict is the same as without (runVC), the time often less.
+     */
+    houdiniSeed?: readonly string[];
 }
 
 export interface VerifyResult {
@@ -176,7 +182,22 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         options.trace?.(`[vcgen] ${u.name}: ${Date.now() - t0} ms (since start ${Date.now() - start} ms)`);
         // the solver is taken only now: while another check uses it, this one prepares its VC
         session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
-        const result = await runVC(vc, session, log, start + (options.checkBudgetMs ?? 4 * timeLimitMs), options.trace); // stage 7
+        const deadline = start + (options.checkBudgetMs ?? 4 * timeLimitMs);
+        let result: RunResult | undefined;
+        if (options.houdiniSeed) {
+            // From the invariants a previous run kept; not verified from them: again from all
+            // candidates, in a fresh session (the same failures and values as a run without seed).
+            result = await runVC(vc, session, log, deadline, options.trace, new Set(options.houdiniSeed));
+            if (result.status !== 'verified') {
+                base.queries += result.queries;
+                options.trace?.(`[houdini] ${u.name}: not verified from the ${options.houdiniSeed.length} seeded candidates; again from all`);
+                session.close();
+                session = undefined;
+                session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
+                result = undefined;
+            }
+        }
+        result ??= await runVC(vc, session, log, deadline, options.trace); // stage 7
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         base.diagnostics = findings(result.failures, ctx.program);           // stage 8

@@ -36,8 +36,15 @@ export interface RunResult {
  * (program obligations assumed meanwhile); then the program's obligations:
  * after each failure the failing ones are assumed and the query repeated, so
  * one VC reports every failing obligation (Boogie-style).
+ *
+ * `seed`: only these candidates (texts), e.g. those a previous run of the
+ * same check kept: their inductive part is found in a round or two instead of
+ * one round per refutation. It is a subset of what Houdini keeps from all
+ * candidates, so a check verified from it is verified from all of them; a
+ * check that is not must be run again without seed (runCheck does, in a fresh
+ * session, so that its failures are those of a run without seed).
  */
-export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace): Promise<RunResult> {
+export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace, seed?: ReadonlySet<string>): Promise<RunResult> {
     const send = async (text: string) => {
         log?.(text);
         const t0 = Date.now();
@@ -50,7 +57,12 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
     log?.(vc.obligations.map(c => `; obligation ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
     const candidates = vc.obligations.filter(c => c.kind === 'candidate');
-    const live = new Set(candidates.map(c => c.id));
+    const text = (c: Obligation) => c.info.message.replace(/^candidate loop invariant /, '');
+    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(text(c))).map(c => c.id)), send, deadline, trace);
+}
+
+/** Houdini from the `live` candidates, then the program's obligations, on a session that has the VC. */
+async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promise<string>, deadline: number, trace?: Trace): Promise<RunResult> {
     const disabled = new Set<number>();
     let queries = 0;
     const failures: Failure[] = [];

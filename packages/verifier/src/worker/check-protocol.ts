@@ -19,6 +19,8 @@ export interface CheckOptions {
     checkBudgetMs: number;
     /** Z3's resource limit per query (none: time only). */
     resourceLimit?: number;
+    /** Loop-invariant candidates to start Houdini from (VerifyOptions.houdiniSeed). */
+    houdiniSeed?: string[];
 }
 
 /** What a check worker runs its checks on (its workerData). */
