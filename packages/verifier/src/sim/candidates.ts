@@ -60,7 +60,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     // changes (temporaries the loop assigns are dead at its head).
     // (A local the body always assigns before it reads it, and before it leaves the loop, is dead at
     // the head too: no candidate about it can matter, and each costs Houdini a round. Issue 15.)
-    const exposed = upwardExposed(input.body, input.range);
+    const exposed = upwardExposed(input.body, input.range, input.definedLocals);
     const live = (name: string) => input.modifiedLocals.has(name) ? isSourceVariable(name) && exposed.has(name) : input.definedLocals.has(name);
     const usable = (t: Term): boolean => {
         for (const name of T.freeVars(t)) {
@@ -223,13 +223,16 @@ function isSourceVariable(name: string): boolean {
  * scope assigns nothing for sure, every jump out of a nested construct counts
  * as leaving.
  */
-function upwardExposed(body: Cmd[], range: Range | undefined): Set<string> {
+function upwardExposed(body: Cmd[], range: Range | undefined, definedAtEntry: ReadonlySet<string>): Set<string> {
     const live = new Set<string>();
     const all = new Set<string>();
     const note = (t: Term, done: ReadonlySet<string>) => { for (const v of T.freeVars(t)) if (!done.has(v)) live.add(v); };
-    // (a local declared in the loop's block is out of scope after the loop; so are the locals of
-    // the methods called in it, inlined there)
-    const leave = (done: ReadonlySet<string>) => { for (const v of all) if (!done.has(v) && !declaredIn(v, range)) live.add(v); };
+    // Leaving the loop, what may be read after it: the locals that had a value before it. A local
+    // declared in the loop's block is out of scope after the loop; so are the parameters and locals
+    // of the methods called in it (inlined there, under names of their own per call): neither has
+    // a value at the loop's entry. (Before, an inlined parameter counted as read after the loop, so
+    // every comparison of it made a candidate, each costing Houdini a round. Issue 15.)
+    const leave = (done: ReadonlySet<string>) => { for (const v of all) if (!done.has(v) && !declaredIn(v, range) && definedAtEntry.has(v)) live.add(v); };
     const collect = (cmds: Array<Cmd | OpCmd>) => {
         for (const c of cmds) {
             if ('var' in c) all.add(c.var);
