@@ -16,6 +16,7 @@ import { AstUtils, CstUtils, DocumentState, EmptyFileSystem, URI } from 'langium
 import * as ast from '../../language/src/generated/ast.js';
 import { buildProgram, createCalvinCoreServices, toProgramModel, type CalvinServices } from '../../language/src/index.js';
 import { pendingBodyEdit } from '../../language/src/workspace/incremental.js';
+import { mulberry32 } from '../fuzz/mutate.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const EDITS_PER_PROGRAM = 6;
@@ -29,18 +30,6 @@ function programs(): Array<{ name: string; text: string }> {
     add(path.join(ROOT, 'examples'), 1);
     add(path.join(ROOT, 'test/corpus'), 3);
     return out;
-}
-
-/** A deterministic random source (mulberry32). */
-function random(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
 }
 
 /** One random edit inside a body of `root`, or undefined when the program has no body. */
@@ -309,7 +298,7 @@ describe('incremental front end', () => {
             const builder = w.shared.workspace.DocumentBuilder;
             let tookIncremental = false;
             builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
-            const rnd = random(1000 + p);
+            const rnd = mulberry32(1000 + p);
             for (let k = 0; k < EDITS_PER_PROGRAM; k++) {
                 const next = randomEdit(text, document.parseResult.value as ast.Program, rnd, k);
                 if (next === undefined || next === text) break;
