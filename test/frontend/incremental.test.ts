@@ -17,6 +17,7 @@ import * as ast from '../../language/src/generated/ast.js';
 import { buildProgram, createCalvinCoreServices, toProgramModel, type CalvinServices } from '../../language/src/index.js';
 import { pendingBodyEdit } from '../../language/src/workspace/incremental.js';
 import { mulberry32 } from '../fuzz/mutate.js';
+import { randomBodyEdit } from '../util/body-edits.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const EDITS_PER_PROGRAM = 6;
@@ -32,61 +33,6 @@ function programs(): Array<{ name: string; text: string }> {
     return out;
 }
 
-/** One random edit inside a body of `root`, or undefined when the program has no body. */
-function randomEdit(text: string, root: ast.Program, rnd: () => number, k: number): string | undefined {
-    const bodies: ast.Block[] = [];
-    const methods: string[] = [];
-    for (const d of root.decls) {
-        if ((ast.isMethodDecl(d) || ast.isThreadDecl(d)) && d.body?.$cstNode) bodies.push(d.body);
-        if (ast.isMethodDecl(d) && d.name) methods.push(d.name);
-        if (ast.isClassDecl(d)) {
-            for (const m of d.members) {
-                if (ast.isMethodDecl(m) && m.body?.$cstNode) bodies.push(m.body);
-                if (ast.isMethodDecl(m) && m.name) methods.push(m.name);
-            }
-        }
-    }
-    if (bodies.length === 0) return undefined;
-    const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
-    const body = pick(bodies).$cstNode!;
-    const inner = text.slice(body.offset + 1, body.end - 1);
-    // statement boundaries: right after '{' of the body, and after each ';' or '}' inside it
-    const boundaries = [body.offset + 1];
-    for (let i = 0; i < inner.length; i++) if (inner[i] === ';' || inner[i] === '}') boundaries.push(body.offset + 2 + i);
-    const at = pick(boundaries);
-    const snippets = [
-        `\n    int zz${k} = ${k};`,
-        `\n    zz${k} = zz${k} + 1;`,
-        `\n    //@ assert ${k} > 0;`,
-        `\n    /* a comment { ( */`,
-        `\n    if (true) { int q${k} = 1; } else { }`,
-        `\n    boolean bb${k} = ${k};`,
-        `\n    while (false) { }`,
-        `\n    int e${k} = ;`,
-        `\n    ${methods.length > 0 ? pick(methods) : 'nothing'}();`,
-        `\n\n\n`,
-        `x`,
-    ];
-    switch (Math.floor(rnd() * 4)) {
-        case 0: case 1:
-            return text.slice(0, at) + pick(snippets) + text.slice(at);
-        case 2: {
-            // remove the statement that starts at a boundary (up to the next ';')
-            const end = text.indexOf(';', at);
-            if (end < 0 || end >= body.end - 1) return text.slice(0, at) + pick(snippets) + text.slice(at);
-            return text.slice(0, at) + text.slice(end + 1);
-        }
-        default: {
-            // change a number in the body, or add one character
-            const m = /[0-9]+/.exec(inner);
-            if (m) {
-                const from = body.offset + 1 + m.index;
-                return text.slice(0, from) + String(Number(m[0]) + 1 + k) + text.slice(from + m[0].length);
-            }
-            return text.slice(0, at) + ' ' + text.slice(at);
-        }
-    }
-}
 
 interface Workspace {
     shared: LangiumSharedCoreServices;
@@ -300,7 +246,7 @@ describe('incremental front end', () => {
             builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
             const rnd = mulberry32(1000 + p);
             for (let k = 0; k < EDITS_PER_PROGRAM; k++) {
-                const next = randomEdit(text, document.parseResult.value as ast.Program, rnd, k);
+                const next = randomBodyEdit(text, document.parseResult.value as ast.Program, rnd, k);
                 if (next === undefined || next === text) break;
                 text = next;
                 w.files.set(uri, text);
