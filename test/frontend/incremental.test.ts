@@ -225,6 +225,16 @@ describe('incremental front end', () => {
         await compareWithFullBuild(w, document, uri, second, 'after both edits');
     });
 
+    it('a line annotation that runs to the end of the body\'s last line takes its closing brace: a full rebuild', async () => {
+        const oneLine = 'class C {\n  int f = 0;\n  void m() { f = f + 1; }\n}\nthread T { C c = new C(); c.m(); }\n';
+        await editSequence(oneLine, [
+            { from: 'f = f + 1; }', to: 'f = f + 1; //@ assert f > 0; }', incremental: false },
+            { from: 'f = f + 1; //@ assert f > 0; }', to: 'f = f + 1; }', incremental: false }, // after an error elsewhere
+            { from: 'c.m(); }', to: 'c.m();\n  //@ assert true;\n}', incremental: true },
+            { from: '{ f = f + 1; }', to: '{ //@ assert f >= 0;\n f = f + 1; }', incremental: true },
+        ]);
+    });
+
     it('files with CRLF line ends', async () => {
         await editSequence(program.replace(/\n/g, '\r\n'), [
             { from: 'f = f + 1;', to: 'f = f + 1;\r\n    f = 2;', incremental: true },

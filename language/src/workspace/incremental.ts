@@ -93,6 +93,7 @@ export function tryBodyEdit(document: LangiumDocument, newText: string, parser: 
 
     const delta = newText.length - oldText.length;
     const newEnd = oldEnd + delta;
+    if (lineAnnotationAcross(newText, start, newEnd)) return undefined;
     const newBody = parseBody(parser, newText, start, newEnd, bodyCst.range.start);
     if (!newBody) return undefined;
 
@@ -103,6 +104,20 @@ export function tryBodyEdit(document: LangiumDocument, newText: string, parser: 
     splice(document, edit, newText);
     edits.set(document, edit);
     return edit;
+}
+
+/**
+ * Whether a line annotation (`//@`, lexed in a mode of its own up to the end
+ * of its line) may be open at either end of the body: then the text around
+ * the body lexes differently with it than without it (`//@ assert p; }` takes
+ * the body's `}` into the annotation, and the line break after it ends the
+ * annotation outside the body). Conservative: any `//@` on those lines counts.
+ */
+function lineAnnotationAcross(text: string, start: number, end: number): boolean {
+    const lineStart = Math.max(text.lastIndexOf('\n', start - 1), text.lastIndexOf('\r', start - 1)) + 1;
+    if (text.slice(lineStart, start).includes('//@')) return true;
+    const last = text.lastIndexOf('//@', end - 1);
+    return last >= start && !/[\r\n]/.test(text.slice(last, end));
 }
 
 /** The innermost method or thread whose body's extent contains [from, to). */
