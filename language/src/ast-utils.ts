@@ -278,3 +278,19 @@ export function threadIds(programs: Iterable<ast.Program>): Map<ast.ThreadDecl, 
 function uriOf(p: ast.Program): string {
     return p.$document?.uri.toString() ?? '';
 }
+
+/** A call of a method (through a name or member access) and the method it calls. */
+export interface MethodCall { node: ast.NameExpr | ast.MemberAccess; callee: ast.MethodDecl }
+
+/** The method calls in a body (the recursion check's call graph; incremental.ts compares them). */
+export function callsIn(body: ast.Block | undefined): MethodCall[] {
+    const calls: MethodCall[] = [];
+    if (!body) return calls;
+    for (const n of AstUtils.streamAllContents(body)) {
+        if ((ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall) {
+            const d = ast.isNameExpr(n) ? n.ref?.ref : n.member?.ref;
+            if (ast.isMethodDecl(d)) calls.push({ node: n, callee: d });
+        }
+    }
+    return calls;
+}

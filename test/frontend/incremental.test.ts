@@ -100,6 +100,16 @@ async function fresh(uri: string, text: string): Promise<{ document: LangiumDocu
     return { document: result.documents[0], Calvin };
 }
 
+/** `text` as a file of a workspace of its own, built, and updated once (which settles the validation categories of updates). */
+async function built(uri: string, text: string): Promise<{ w: Workspace; document: LangiumDocument; builder: LangiumSharedCoreServices['workspace']['DocumentBuilder'] }> {
+    const w = workspace();
+    w.files.set(uri, text);
+    const document = (await buildProgram(w.shared, [{ uri, text }])).documents[0];
+    const builder = w.shared.workspace.DocumentBuilder;
+    await builder.update([URI.parse(uri)], []);
+    return { w, document, builder };
+}
+
 /** The document, updated to `text`, equals a fresh build of `text`. */
 async function compareWithFullBuild(w: Workspace, document: LangiumDocument, uri: string, text: string, context: string): Promise<void> {
     const expected = await fresh(uri, text);
@@ -118,13 +128,8 @@ async function compareWithFullBuild(w: Workspace, document: LangiumDocument, uri
  * incremental path or not as `incremental` says.
  */
 async function editSequence(text: string, edits: Array<{ from: string; to: string; incremental: boolean }>): Promise<LangiumDocument> {
-    const w = workspace();
     const uri = 'file:///incremental/sequence.calvin';
-    w.files.set(uri, text);
-    const document = (await buildProgram(w.shared, [{ uri, text }])).documents[0];
-    const builder = w.shared.workspace.DocumentBuilder;
-    // the first update after a `build` settles the validation categories of updates
-    await builder.update([URI.parse(uri)], []);
+    const { w, document, builder } = await built(uri, text);
     let tookIncremental = false;
     builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
     for (const [i, e] of edits.entries()) {
@@ -197,14 +202,10 @@ describe('incremental front end', () => {
     });
 
     it('an edit that arrives while the previous one is being built does not cancel it: both are incremental', async () => {
-        const w = workspace();
         const uri = 'file:///incremental/queued.calvin';
-        w.files.set(uri, program);
-        const document = (await buildProgram(w.shared, [{ uri, text: program }])).documents[0];
-        const builder = w.shared.workspace.DocumentBuilder;
+        const { w, document, builder } = await built(uri, program);
         const lock = w.shared.workspace.WorkspaceLock;
         const update = () => lock.write(token => builder.update([URI.parse(uri)], [], token));
-        await update(); // settles the validation categories of updates
         let incremental = 0, validated = 0;
         builder.onBuildPhase(DocumentState.IndexedContent, () => { if (pendingBodyEdit(document)) incremental++; });
         builder.onDocumentPhase(DocumentState.Validated, () => { validated++; });
@@ -245,13 +246,9 @@ describe('incremental front end', () => {
     it('equals a full rebuild after every edit inside a body', async () => {
         let edits = 0, incremental = 0;
         for (const [p, program] of programs().entries()) {
-            const w = workspace();
             const uri = `file:///incremental/${path.basename(program.name)}`;
             let text = program.text;
-            w.files.set(uri, text);
-            const result = await buildProgram(w.shared, [{ uri, text }]);
-            const document = result.documents[0];
-            const builder = w.shared.workspace.DocumentBuilder;
+            const { w, document, builder } = await built(uri, text);
             let tookIncremental = false;
             builder.onBuildPhase(DocumentState.IndexedContent, () => { tookIncremental ||= pendingBodyEdit(document) !== undefined; });
             const rnd = mulberry32(1000 + p);

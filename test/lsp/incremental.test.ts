@@ -26,6 +26,17 @@ function replaceOnce(text: string, from: string, to: string): string {
     return text.slice(0, i) + to + text.slice(i + from.length);
 }
 
+/** The edit of the "Insert abstraction stub" action at the method name on the first line containing `needle`. */
+async function stubEdit(client: LspClient, uri: string, text: string, needle: string, method: string): Promise<lsp.TextEdit> {
+    const lines = text.split('\n');
+    const line = lines.findIndex(l => l.includes(needle));
+    const pos = { line, character: lines[line].indexOf(method) };
+    const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: pos, end: pos }, context: { diagnostics: [] } });
+    const stub = actions.find(a => a.title === `Insert abstraction stub for '${method}'`);
+    assert.ok(stub?.edit?.changes?.[uri], JSON.stringify(actions.map(a => a.title)));
+    return stub.edit.changes[uri][0];
+}
+
 /** The checks that were queued or running in these status notifications. */
 function ran(log: CheckStatusParams[], uri: string): string[] {
     const names = new Set<string>();
@@ -453,12 +464,7 @@ describe('hover and quick fixes from the verifier', () => {
         await client.open(uri, stripped);
         await client.checksDone(uri, 120_000, 4);
         const lines = stripped.split('\n');
-        const line = lines.findIndex(l => l.includes('Mutex.acquire()'));
-        const pos = { line, character: lines[line].indexOf('acquire') };
-        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: pos, end: pos }, context: { diagnostics: [] } });
-        const stub = actions.find(a => a.title === "Insert abstraction stub for 'acquire'");
-        assert.ok(stub?.edit?.changes?.[uri], JSON.stringify(actions));
-        const [e] = stub.edit.changes[uri];
+        const e = await stubEdit(client, uri, stripped, 'Mutex.acquire()', 'acquire');
         assert.equal(e.newText, "  /*@ abstraction {\n        step [m] m == 0 && m' == tid;\n      } */\n");
         const offset = (p: lsp.Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
         const fixed = stripped.slice(0, offset(e.range.start)) + e.newText + stripped.slice(offset(e.range.end));
@@ -473,11 +479,7 @@ describe('hover and quick fixes from the verifier', () => {
         await client.checksDone(uri, 120_000, 3);
         const lines = text.split('\n');
         const line = lines.findIndex(l => l.includes('synchronized void addElement('));
-        const pos = { line, character: lines[line].indexOf('addElement') };
-        const actions = await client.request<lsp.CodeAction[]>('textDocument/codeAction', { textDocument: { uri }, range: { start: pos, end: pos }, context: { diagnostics: [] } });
-        const stub = actions.find(a => a.title === "Insert abstraction stub for 'addElement'");
-        assert.ok(stub?.edit?.changes?.[uri], JSON.stringify(actions.map(a => a.title)));
-        const [e] = stub.edit.changes[uri];
+        const e = await stubEdit(client, uri, text, 'synchronized void addElement(', 'addElement');
         // the monitor is the method's protection; directly above the method, after the class invariant
         assert.match(e.newText, /requires this\.holder != tid;/);
         assert.match(e.newText, /step \[elementCount\] elementCount' == elementCount \+ 1 && this\.holder == tid;/);

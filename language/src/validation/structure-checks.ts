@@ -1,7 +1,7 @@
 import type { AstNode, CstNode, IndexManager, LangiumDocuments, ValidationAcceptor } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
-import { hasAbstraction, isFieldDeclaration, isInAnnotation, isLoop } from '../ast-utils.js';
+import { callsIn, hasAbstraction, isFieldDeclaration, isInAnnotation, isLoop } from '../ast-utils.js';
 import { isBuiltinUri } from '../builtins.js';
 import { programOf, topLevelDeclarations } from '../workspace/programs.js';
 import { isBuiltinMember, typeOfTypeRef } from '../types/calvin-types.js';
@@ -261,7 +261,7 @@ export class StructureChecks {
      */
     checkRecursion(m: ast.MethodDecl, accept: ValidationAcceptor): void {
         if (hasAbstraction(m)) return;
-        for (const call of directCalls(m)) {
+        for (const call of callsIn(m.body)) {
             const callee = call.callee;
             if (hasAbstraction(callee)) continue;
             const path = findPath(callee, m, new Set());
@@ -273,26 +273,12 @@ export class StructureChecks {
     }
 }
 
-interface Call { node: ast.NameExpr | ast.MemberAccess; callee: ast.MethodDecl }
-
-function directCalls(m: ast.MethodDecl): Call[] {
-    const calls: Call[] = [];
-    if (!m.body) return calls;
-    for (const n of AstUtils.streamAllContents(m.body)) {
-        if ((ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall) {
-            const d = ast.isNameExpr(n) ? n.ref?.ref : n.member?.ref;
-            if (ast.isMethodDecl(d)) calls.push({ node: n, callee: d });
-        }
-    }
-    return calls;
-}
-
 /** A call path from `from` to `to` through methods without abstraction (DFS). */
 function findPath(from: ast.MethodDecl, to: ast.MethodDecl, visited: Set<ast.MethodDecl>): ast.MethodDecl[] | undefined {
     if (from === to) return [to];
     if (visited.has(from)) return undefined;
     visited.add(from);
-    for (const c of directCalls(from)) {
+    for (const c of callsIn(from.body)) {
         if (hasAbstraction(c.callee) && c.callee !== to) continue;
         const rest = findPath(c.callee, to, visited);
         if (rest) return [from, ...rest];

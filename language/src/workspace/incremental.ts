@@ -1,8 +1,9 @@
 import type { AstNode, CstNode, LangiumDocument } from 'langium';
-import { AstUtils, CompositeCstNodeImpl } from 'langium';
+import { AstUtils, CompositeCstNodeImpl, CstUtils, isCompositeCstNode } from 'langium';
 import type { Position, Range } from 'vscode-languageserver-types';
 import * as ast from '../generated/ast.js';
 import type { CalvinParser } from '../parser/calvin-parser.js';
+import { callsIn } from '../ast-utils.js';
 import { MAX_BRACKETS, MAX_FILE_BYTES, MAX_TREE_DEPTH } from '../parser/nesting.js';
 
 /**
@@ -145,7 +146,7 @@ function parseBody(parser: CalvinParser, text: string, start: number, end: numbe
     // The nesting limits count from the start of the file: stay well inside them.
     if (bracketDepth(cst) > MAX_BRACKETS - 6 || treeDepth(block) > MAX_TREE_DEPTH - 12) return undefined;
     const move = (p: Position): Position => ({ line: p.line + startPos.line, character: p.line === 0 ? p.character + startPos.character : p.character });
-    for (const n of [cst, ...allNodes(cst)]) {
+    for (const n of CstUtils.streamCst(cst)) {
         if ((n as unknown as MutableComposite).content) {
             (n as unknown as MutableComposite)._rangeCache = undefined;
             continue;
@@ -178,26 +179,14 @@ function treeDepth(root: AstNode): number {
     return max;
 }
 
-function* leaves(cst: CstNode): Generator<CstNode> {
-    const stack: CstNode[] = [cst];
-    while (stack.length > 0) {
-        const n = stack.pop()!;
-        const content = (n as { content?: CstNode[] }).content;
-        if (content) for (let i = content.length - 1; i >= 0; i--) stack.push(content[i]);
-        else yield n;
-    }
+/** The tokens (leaves, comments included) under a node, in file order. */
+function leaves(cst: CstNode): CstNode[] {
+    return CstUtils.streamCst(cst).filter(n => !isCompositeCstNode(n)).toArray();
 }
 
-/** The methods a body calls directly (through names or member access). */
-export function calleesOf(body: ast.Block): Set<AstNode> {
-    const callees = new Set<AstNode>();
-    for (const n of AstUtils.streamAllContents(body)) {
-        if ((ast.isNameExpr(n) || ast.isMemberAccess(n)) && n.isCall) {
-            const d = ast.isNameExpr(n) ? n.ref?.ref : n.member?.ref;
-            if (d) callees.add(d);
-        }
-    }
-    return callees;
+/** The methods a body calls (the recursion check depends on them). */
+export function calleesOf(body: ast.Block): Set<ast.MethodDecl> {
+    return new Set(callsIn(body).map(c => c.callee));
 }
 
 type MutableLeaf = { _offset: number; _range: Range };
@@ -218,12 +207,12 @@ function splice(document: LangiumDocument, edit: BodyEdit, newText: string): voi
     (edit.newBody as { $cstNode?: CstNode }).$cstNode = newCst;
 
     // Shift everything after the old body (whose comments go with it).
-    shiftAfter(rootCst as unknown as CstNode, oldCst, [...leaves(newCst)], edit);
+    shiftAfter(rootCst as unknown as CstNode, oldCst, leaves(newCst), edit);
 
     // The body's node in its parent's content, and the tree.
     const parent = oldCst.container as unknown as MutableComposite;
     parent.content.splice(parent.content.indexOf(oldCst), 1, newCst);
-    for (const n of [newCst, ...allNodes(newCst)]) (n as unknown as MutableComposite).root = rootCst as unknown as CstNode;
+    for (const n of CstUtils.streamCst(newCst)) (n as unknown as MutableComposite).root = rootCst as unknown as CstNode;
     (edit.owner as { body?: ast.Block }).body = edit.newBody;
     const body = edit.newBody as { $container?: AstNode; $containerProperty?: string; $containerIndex?: number };
     body.$container = edit.owner;
@@ -234,17 +223,6 @@ function splice(document: LangiumDocument, edit: BodyEdit, newText: string): voi
     document.parseResult = { ...document.parseResult, lexerErrors: [], parserErrors: [] };
 }
 
-function allNodes(cst: CstNode): CstNode[] {
-    const out: CstNode[] = [];
-    const stack = [...((cst as unknown as MutableComposite).content ?? [])];
-    while (stack.length > 0) {
-        const n = stack.pop()!;
-        out.push(n);
-        const content = (n as unknown as MutableComposite).content;
-        if (content) stack.push(...content);
-    }
-    return out;
-}
 
 /**
  * The tokens (leaves, comments included) of a tree in file order, kept per
@@ -257,7 +235,7 @@ const tokensByRoot = new WeakMap<CstNode, CstNode[]>();
 function tokensOf(root: CstNode): CstNode[] {
     let tokens = tokensByRoot.get(root);
     if (!tokens) {
-        tokens = [...leaves(root)];
+        tokens = leaves(root);
         // (the parser puts comments where they occur, so this is file order; make sure)
         for (let i = 1; i < tokens.length; i++) {
             if (tokens[i].offset < tokens[i - 1].offset) {
@@ -292,17 +270,11 @@ function shiftAfter(root: CstNode, bodyCst: CstNode, newTokens: CstNode[], edit:
     const tokens = tokensOf(root);
     const from = firstAtOrAfter(tokens, edit.start);
     const to = firstAtOrAfter(tokens, edit.oldEnd);
-    const endLine = edit.oldEndPos.line;
-    const dLine = edit.newEndPos.line - endLine;
-    const dChar = edit.newEndPos.character - edit.oldEndPos.character;
     for (let i = to; i < tokens.length; i++) {
         const leaf = tokens[i] as unknown as MutableLeaf;
         leaf._offset += edit.delta;
-        const { start, end } = leaf._range;
-        if (start.line === endLine) start.character += dChar;
-        start.line += dLine;
-        if (end.line === endLine) end.character += dChar;
-        end.line += dLine;
+        movePosition(leaf._range.start, edit);
+        movePosition(leaf._range.end, edit);
     }
     tokens.splice(from, to - from, ...newTokens);
     for (let n = bodyCst.container; n; n = n.container) (n as unknown as MutableComposite)._rangeCache = undefined;
@@ -310,10 +282,18 @@ function shiftAfter(root: CstNode, bodyCst: CstNode, newTokens: CstNode[], edit:
 
 /** Where a position at or after the old body's end is now. */
 export function shiftPosition(p: Position, edit: BodyEdit): Position {
-    const { oldEndPos, newEndPos } = edit;
+    const { oldEndPos } = edit;
     if (p.line < oldEndPos.line || (p.line === oldEndPos.line && p.character < oldEndPos.character)) return p;
-    if (p.line === oldEndPos.line) return { line: newEndPos.line, character: p.character - oldEndPos.character + newEndPos.character };
-    return { line: p.line + newEndPos.line - oldEndPos.line, character: p.character };
+    const moved = { line: p.line, character: p.character };
+    movePosition(moved, edit);
+    return moved;
+}
+
+/** Moves, in place, a position at or after the old body's end to where it is now. */
+function movePosition(p: Position, edit: BodyEdit): void {
+    const { oldEndPos, newEndPos } = edit;
+    if (p.line === oldEndPos.line) p.character += newEndPos.character - oldEndPos.character;
+    p.line += newEndPos.line - oldEndPos.line;
 }
 
 /** Where a range outside the replaced body is now. */
