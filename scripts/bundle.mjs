@@ -4,7 +4,7 @@ import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version;
@@ -33,32 +33,35 @@ const builds = [
 
 // The z3 worker of the solver host (packages/verifier/src/solver-host). z3-solver is never
 // inlined whole: Z3's pthreads load the script that contains z3-built.js.
-// - CLI (and tests): z3-solver stays external, loaded from node_modules.
+// - Every worker bundle loads Emscripten's glue from next to itself: z3-built.js as
+//   patched for speed by packages/verifier/src/solver-host/z3-glue.ts, written below as
+//   z3-built.cjs (the CLI's package is an ES module package: a .js would not load).
+// - CLI (and tests): z3-solver's wrapper stays external, loaded from node_modules, and so
+//   does z3-built.wasm.
 // - VS Code extension (.vsix without node_modules): z3-solver's JS wrapper is inlined,
-//   but `require('./z3-built')` stays external, and z3-built.js/.wasm are copied next
-//   to the bundle (CALVIN_Z3_BESIDE makes the worker pass locateFile/mainScriptUrlOrBlob).
+//   and z3-built.wasm is copied next to the bundle (CALVIN_Z3_BESIDE).
 const z3Worker = path.join(root, 'packages/verifier/src/solver-host/z3-worker.ts');
 const checkWorker = path.join(root, 'packages/verifier/src/worker/check-worker.ts');
 const workerCommon = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', entryPoints: [z3Worker] };
 const checkCommon = { ...workerCommon, entryPoints: [checkWorker], mainFields: ['module', 'main'], banner: { js: polyfill } };
-const z3BuiltBeside = {
-    name: 'z3-built-beside',
-    setup(build) {
-        build.onResolve({ filter: /^\.\/z3-built(\.js)?$/ }, args =>
-            /[\\/]z3-solver[\\/]/.test(args.importer) ? { path: './z3-built.js', external: true } : undefined);
-    },
-};
 builds.push(
     { ...workerCommon, outfile: path.join(root, 'packages/cli/out/z3-worker.cjs'), external: ['z3-solver'], define: { CALVIN_Z3_BESIDE: 'false' } },
-    { ...workerCommon, outfile: path.join(root, 'client/out/z3-worker.cjs'), plugins: [z3BuiltBeside], define: { CALVIN_Z3_BESIDE: 'true' } },
+    { ...workerCommon, outfile: path.join(root, 'client/out/z3-worker.cjs'), external: ['z3-solver/build/z3-built.js'], define: { CALVIN_Z3_BESIDE: 'true' } },
     // the check workers of the language server: the verifier and its own Z3
     { ...checkCommon, outfile: path.join(root, 'packages/cli/out/check-worker.cjs'), external: ['z3-solver'], define: { CALVIN_Z3_BESIDE: 'false' } },
-    { ...checkCommon, outfile: path.join(root, 'client/out/check-worker.cjs'), plugins: [z3BuiltBeside], define: { CALVIN_Z3_BESIDE: 'true' } },
+    { ...checkCommon, outfile: path.join(root, 'client/out/check-worker.cjs'), external: ['z3-solver/build/z3-built.js'], define: { CALVIN_Z3_BESIDE: 'true' } },
 );
 if (fs.existsSync(z3Worker)) {
     const z3Build = path.dirname(createRequire(path.join(root, 'packages/verifier/package.json')).resolve('z3-solver/build/z3-built.js'));
-    fs.mkdirSync(path.join(root, 'client/out'), { recursive: true });
-    for (const file of ['z3-built.js', 'z3-built.wasm']) fs.copyFileSync(path.join(z3Build, file), path.join(root, 'client/out', file));
+    // (tsc -b has compiled the verifier: the patcher is its out/ module)
+    const { patchGlue } = await import(pathToFileURL(path.join(root, 'packages/verifier/out/solver-host/z3-glue.js')).href);
+    const wasm = fs.readFileSync(path.join(z3Build, 'z3-built.wasm'));
+    const glue = patchGlue(fs.readFileSync(path.join(z3Build, 'z3-built.js'), 'utf8'), wasm);
+    for (const dir of ['packages/cli/out', 'client/out']) {
+        fs.mkdirSync(path.join(root, dir), { recursive: true });
+        fs.writeFileSync(path.join(root, dir, 'z3-built.cjs'), glue);
+    }
+    fs.copyFileSync(path.join(z3Build, 'z3-built.wasm'), path.join(root, 'client/out', 'z3-built.wasm'));
 }
 
 for (const options of builds) {

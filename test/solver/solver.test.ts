@@ -330,9 +330,9 @@ describe('z3-wasm backend', () => {
         });
     });
 
-    it('the .vsix layout works: client/out/z3-worker.cjs + z3-built.js/.wasm, without node_modules', { timeout: 30_000 }, async () => {
+    it('the .vsix layout works: client/out/z3-worker.cjs + z3-built.cjs/.wasm, without node_modules', { timeout: 30_000 }, async () => {
         const out = path.join(ROOT, 'client/out');
-        const files = ['z3-worker.cjs', 'z3-built.js', 'z3-built.wasm'];
+        const files = ['z3-worker.cjs', 'z3-built.cjs', 'z3-built.wasm'];
         for (const f of files) assert.ok(fs.existsSync(path.join(out, f)), `client/out/${f} is missing: run \`npm run build\` first`);
         // A directory from which no node_modules is reachable.
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-z3-vsix-'));

@@ -9,8 +9,11 @@
 //   passes strings on the wasm stack, where Z3's thread may read them after the
 //   call returned (measured: corrupted parses under load).
 // - One async call at a time (callers queue).
+// - The Emscripten glue is the copy the build patched for speed (z3-glue.ts),
+//   next to the worker's bundle; z3-solver's own copy only if that is missing.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { init } from 'z3-solver';
+import { init } from 'z3-solver/build/low-level/index.js';
 
 declare const CALVIN_Z3_BESIDE: boolean | undefined;
 
@@ -26,6 +29,20 @@ export interface DirectZ3 {
     interrupt(): void;
     readonly version: string;
     readonly initMs: number;
+    /** Which Emscripten glue runs Z3: the build's patched copy (with its WebAssembly invokes), or z3-solver's own. */
+    readonly glue: 'patched' | 'stock';
+}
+
+/** Where the glue (z3-built.cjs, patched; z3-solver's z3-built.js) and the module (z3-built.wasm) are, and which glue it is. */
+function z3Files(): { glue: string; wasm: string; kind: 'patched' | 'stock' } {
+    const beside = typeof CALVIN_Z3_BESIDE !== 'undefined' && CALVIN_Z3_BESIDE;
+    const here = typeof __dirname === 'string' ? __dirname : undefined;
+    // z3-built.js and z3-built.wasm ship next to the VS Code extension's bundle (no node_modules there)
+    if (beside && here) return { glue: path.join(here, 'z3-built.cjs'), wasm: path.join(here, 'z3-built.wasm'), kind: 'patched' };
+    const stockGlue = require.resolve('z3-solver/build/z3-built.js');
+    const wasm = path.join(path.dirname(stockGlue), 'z3-built.wasm');
+    const patched = here ? path.join(here, 'z3-built.cjs') : undefined;
+    return patched && fs.existsSync(patched) ? { glue: patched, wasm, kind: 'patched' } : { glue: stockGlue, wasm, kind: 'stock' };
 }
 
 /** WebAssembly.RuntimeError (the project's lib settings have no WebAssembly types). */
@@ -45,16 +62,14 @@ export { WasmRuntimeError };
 
 export async function startZ3(): Promise<DirectZ3> {
     const t0 = performance.now();
-    const beside = typeof CALVIN_Z3_BESIDE !== 'undefined' && CALVIN_Z3_BESIDE;
-    const overrides = beside
-        ? {
-            // z3-built.js and z3-built.wasm ship next to this bundle (the .vsix has no node_modules).
-            locateFile: (file: string) => path.join(__dirname, file),
-            // Z3's pthreads must load z3-built.js, not this bundle.
-            mainScriptUrlOrBlob: path.join(__dirname, 'z3-built.js'),
-        }
-        : {};
-    const { Z3, em } = await init(overrides);
+    const files = z3Files();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const initModule: unknown = require(files.glue);
+    const { Z3, em } = await init(initModule, {
+        locateFile: (file: string) => (file.endsWith('.wasm') ? files.wasm : path.join(path.dirname(files.glue), file)),
+        // Z3's pthreads must load the glue, not this bundle.
+        mainScriptUrlOrBlob: files.glue,
+    });
     const newContext = () => {
         const cfg = Z3.mk_config();
         const c = Z3.mk_context_rc(cfg);
@@ -68,6 +83,7 @@ export async function startZ3(): Promise<DirectZ3> {
     return {
         version: `${v.major}.${v.minor}.${v.build_number}`,
         initMs,
+        glue: files.kind === 'patched' && em.calvinInvokes === true ? 'patched' : 'stock',
         interrupt: () => { if (busy) Z3.interrupt(ctx); },
         async eval(text: string): Promise<string> {
             if (text.startsWith('(reset)')) {

@@ -68,7 +68,7 @@ export class CheckPool {
     private seq = 0;
     private disposed = false;
 
-    /** What the last worker that started reported: its solver and version, e.g. "z3-native 4.8.12". */
+    /** What the last worker that started reported: its solver and version, e.g. "z3-native 4.8.12", "z3-wasm 5.1.0 (patched glue)". */
     solverInfo: string | undefined;
 
     constructor(private readonly script: string, workers: number, private readonly solver: CheckPoolSolver = { kind: 'z3-wasm' }) {
@@ -240,7 +240,7 @@ export class CheckPool {
             const timer = setTimeout(() => reject(new Error('the check worker did not start in time')), START_TIMEOUT_MS);
             worker.on('message', (m: CheckWorkerToHost) => {
                 switch (m.type) {
-                    case 'ready': this.solverInfo = `${m.solver} ${m.z3Version}`; clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
+                    case 'ready': this.solverInfo = `${m.solver} ${m.z3Version}${m.glue ? ` (${m.glue} glue)` : ''}`; clearTimeout(timer); slot.failedStarts = 0; started = true; resolve(); this.pump(); return;
                     case 'fatal': slot.lastError = m.message; return;
                     case 'result': if (slot.running?.id === m.id) this.settle(slot, { kind: 'result', result: m.result }); return;
                     case 'witness': if (slot.running?.id === m.id) this.settle(slot, { kind: 'witness', witness: m.witness }); return;

@@ -38,6 +38,7 @@ interface WorkerSolver {
     interrupt(): void;
     initMs: number;
     version: string;
+    glue?: 'patched' | 'stock';
 }
 
 async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSolver> {
@@ -53,7 +54,7 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
     }
     const z3: DirectZ3 = await startZ3();
     await z3.eval(WARM_UP);
-    return { name: 'z3-wasm', initMs: z3.initMs, version: z3.version, eval: text => z3.eval(text), interrupt: () => z3.interrupt() };
+    return { name: 'z3-wasm', initMs: z3.initMs, version: z3.version, glue: z3.glue, eval: text => z3.eval(text), interrupt: () => z3.interrupt() };
 }
 
 /** Sessions on the worker's solver; `cancelled` makes every later eval fail at once. */
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
                 return;
         }
     });
-    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version, solver: z3.name });
+    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version, solver: z3.name, ...(z3.glue ? { glue: z3.glue } : {}) });
 }
 
 main().catch(e => {
