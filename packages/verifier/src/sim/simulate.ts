@@ -192,7 +192,11 @@ export class Simulator {
 
     private check(info: CheckInfo, kind: ObligationKind = 'program', extra: Partial<Obligation> = {}, cond?: Term): number {
         const id = this.obligations.length;
-        this.obligations.push({ id, kind, info: cond && kind !== 'candidate' ? this.explained(info, cond) : info, assumeAfter: true, ...extra });
+        // An inferred annotation's obligation that fails is not assumed afterwards: the annotation
+        // is dropped anyway, and assuming it would hide the refutations of others after it (a
+        // failing `c < n` assumed made `c <= n` at the same step unreachable: one inference round
+        // more for each). Not assuming is sound: it only lets more obligations fail.
+        this.obligations.push({ id, kind, info: cond && kind !== 'candidate' ? this.explained(info, cond) : info, assumeAfter: !info.inferred, ...extra });
         return id;
     }
 
