@@ -104,6 +104,19 @@ describe('no silent exit', () => {
     });
 });
 
+describe('a solver that cannot run', () => {
+    it('a z3 that answers --version but dies at once: nothing was checked, exit 2, never 0 with warnings', () => {
+        const fake = write('fake-z3/z3', '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Z3 version 4.8.12 - 64 bit"; exit 0; fi\nexit 3\n');
+        fs.chmodSync(fake, 0o755);
+        const r = calvin(['check', '--format', 'json', '--solver', 'native', '--z3-path', fake, path.join(EXAMPLES, 'simple_lock_ok.calvin')]);
+        assert.equal(r.status, 2, `${r.stdout}\n${r.stderr}`);
+        assert.match(r.stderr, /^calvin: nothing could be checked/m);
+        const ds = json(r).diagnostics.filter(d => d.severity !== 'info');
+        assert.ok(ds.length > 0 && ds.every(d => d.code === 'unknown'), JSON.stringify(ds));
+        noStack(r);
+    });
+});
+
 describe('a check the solver does not decide', () => {
     it('a query Z3 gives up on (its resource limit) is an unknown warning at the check, never "verified"', () => {
         const r = calvin(['check', '--format', 'json', '--resource-limit', '1', path.join(EXAMPLES, 'simple_lock_ok.calvin')]);

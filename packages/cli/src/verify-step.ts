@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LangiumDocument } from 'langium';
 import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
-import { createBackend, diagnosticText, oneLine, verifyProgram, verifyWithInference, WitnessSearch, witnessJson, type BackendKind, type InferredAnnotation, type Range, type SolverBackend, type CheckResult, type VDiagnostic, type WitnessBounds } from '@calvin/verifier';
+import { createBackend, diagnosticText, inParallel, oneLine, verifyProgram, verifyWithInference, WitnessSearch, witnessJson, type BackendKind, type InferredAnnotation, type Range, type SolverBackend, type CheckResult, type VDiagnostic, type WitnessBounds } from '@calvin/verifier';
 import type { CliDiagnostic } from './diagnostic.js';
 
 export interface VerifyStepOptions {
@@ -82,57 +82,76 @@ export async function verifyDocuments(
     if (todo.length === 0) return out;
     const solver = backend ?? createBackend(options.solver, { workers: options.jobs, z3Path: options.z3Path });
     try {
-        for (const group of todo) {
-            // one program's failure never discards the others' results
-            let result: Awaited<ReturnType<typeof verifyProgram>>;
-            let model: ReturnType<typeof toProgramModel>;
-            let checkedModel: ReturnType<typeof toProgramModel> | undefined;
-            try {
-                model = toProgramModel(group, Calvin.types.TypeSystem);
-                const verifyOptions = {
-                    solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
-                    dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,
-                    // test/robustness injects an internal error with it; never set in normal use
-                    testFault: process.env.CALVIN_TEST_FAULT || undefined,
-                };
-                if (options.infer) {
-                    const r = await verifyWithInference(model, verifyOptions);
-                    out.inferred.push(...r.inference.annotations);
-                    result = r;
-                    // (the witness search reads the protection the checks used: the inferred one)
-                    checkedModel = r.inference.program;
-                } else result = await verifyProgram(model, verifyOptions);
-            } catch (e) {
-                options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
-                const file = fileOf(group[0].uri.toString());
-                out.diagnostics.push({
-                    file, line: 1, column: 1, endLine: 1, endColumn: 1, severity: 'error', code: 'unknown',
-                    message: `this program was not checked: internal error (${oneLine(e)}); please report it`,
-                });
-                out.notChecked++;
-                continue;
-            }
-            const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
-            const search = options.witness ? new WitnessSearch(checkedModel ?? model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
-            for (const d of result.diagnostics) {
-                const cli = toCli(d, fileOf);
-                if (search && d.severity === 'error' && d.code !== 'unknown') {
-                    // (a failure of the witness search costs only the witness, never the diagnostic)
-                    const w = await search.find(d).catch(e => ({ status: 'not-confirmed' as const, bounds: { loops: 0, switches: 0, copies: 0, inlineDepth: 0 }, reason: `the witness search failed: ${oneLine(e)}`, timeMs: 0 }));
-                    const j = witnessJson(w);
-                    cli.witness = { ...j, steps: j.steps.map(st => ({ ...st, file: fileOf(st.file) })) };
-                }
-                out.diagnostics.push(cli);
-            }
-            if (result.checks.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
-            for (const u of result.checks) {
-                if (u.status === 'error') out.notChecked++;
-                else out.checked++;
-                out.checks.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
-            }
+        // Programs are verified side by side (their checks share the solver pool, whose queue keeps
+        // every solver busy); a few at a time bounds the memory. The report keeps the programs' order.
+        const outcomes = await inParallel(todo, options.jobs + 1, group => verifyGroup(group, Calvin, fileOf, options, solver));
+        for (const o of outcomes) {
+            out.diagnostics.push(...o.diagnostics);
+            out.inferred.push(...o.inferred);
+            out.checks.push(...o.checks);
+            out.checked += o.checked;
+            out.notChecked += o.notChecked;
         }
     } finally {
         if (!backend) await solver.dispose();
+    }
+    return out;
+}
+
+type GroupOutcome = Pick<VerifyStepResult, 'diagnostics' | 'checks' | 'checked' | 'notChecked' | 'inferred'>;
+
+/** One program: its checks (with inference unless --no-infer), then a witness search for each error. */
+async function verifyGroup(group: LangiumDocument[], Calvin: CalvinServices, fileOf: (uri: string) => string, options: VerifyStepOptions, solver: SolverBackend): Promise<GroupOutcome> {
+    const out: GroupOutcome = { diagnostics: [], checks: [], checked: 0, notChecked: 0, inferred: [] };
+    // one program's failure never discards the others' results
+    let result: Awaited<ReturnType<typeof verifyProgram>>;
+    let model: ReturnType<typeof toProgramModel>;
+    let checkedModel: ReturnType<typeof toProgramModel> | undefined;
+    try {
+        model = toProgramModel(group, Calvin.types.TypeSystem);
+        const verifyOptions = {
+            solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
+            dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,
+            // test/robustness injects an internal error with it; never set in normal use
+            testFault: process.env.CALVIN_TEST_FAULT || undefined,
+        };
+        if (options.infer) {
+            const r = await verifyWithInference(model, verifyOptions);
+            out.inferred.push(...r.inference.annotations);
+            result = r;
+            // (the witness search reads the protection the checks used: the inferred one)
+            checkedModel = r.inference.program;
+        } else result = await verifyProgram(model, verifyOptions);
+    } catch (e) {
+        options.log?.(`internal error: ${(e as Error)?.stack ?? e}`);
+        const file = fileOf(group[0].uri.toString());
+        out.diagnostics.push({
+            file, line: 1, column: 1, endLine: 1, endColumn: 1, severity: 'error', code: 'unknown',
+            message: `this program was not checked: internal error (${oneLine(e)}); please report it`,
+        });
+        out.notChecked++;
+        return out;
+    }
+    const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
+    const search = options.witness ? new WitnessSearch(checkedModel ?? model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
+    // the searches run side by side too (each on a solver of the pool), the diagnostics stay in order
+    out.diagnostics = await inParallel(result.diagnostics, options.jobs + 1, async d => {
+        const cli = toCli(d, fileOf);
+        if (search && d.severity === 'error' && d.code !== 'unknown') {
+            // (a failure of the witness search costs only the witness, never the diagnostic)
+            const w = await search.find(d).catch(e => ({ status: 'not-confirmed' as const, bounds: { loops: 0, switches: 0, copies: 0, inlineDepth: 0 }, reason: `the witness search failed: ${oneLine(e)}`, timeMs: 0 }));
+            const j = witnessJson(w);
+            cli.witness = { ...j, steps: j.steps.map(st => ({ ...st, file: fileOf(st.file) })) };
+        }
+        return cli;
+    });
+    if (result.checks.length === 0 && result.diagnostics.some(d => d.code === 'unknown' && d.severity === 'error')) out.notChecked++;
+    for (const u of result.checks) {
+        // a check whose solver could not run (or died under it) was not checked: when no check
+        // could run at all, `calvin check` exits 2 instead of 0 with warnings
+        if (u.status === 'error' || (u.status === 'unknown' && (u.unknown?.reason === 'solver-error' || u.unknown?.reason === 'solver-crash'))) out.notChecked++;
+        else out.checked++;
+        out.checks.push({ file: fileOf(u.range.file), name: u.name, kind: u.kind, status: u.status, timeMs: u.timeMs, queries: u.queries, envStar: u.envStar });
     }
     return out;
 }
