@@ -133,7 +133,7 @@ export class Formulas {
             }
             switch (t.t) {
                 case 'app': {
-                    t.args.forEach(a => visit(a, bound));
+                    for (const a of t.args) visit(a, bound);
                     const def = this.defs.get(t.fn);
                     if (!def) return;
                     if (bound.size > 0 && t.args.some(a => [...T.freeVars(a)].some(v => bound.has(v)))) {
@@ -162,7 +162,8 @@ export class Formulas {
                 default: return;
             }
         };
-        while (work.length > 0) visit(work.pop()!, new Set());
+        const top: ReadonlySet<string> = new Set();
+        while (work.length > 0) visit(work.pop()!, top);
         return out;
     }
 

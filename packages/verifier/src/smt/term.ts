@@ -97,8 +97,23 @@ export function or(...xs: Term[]): Term {
     return app('or', 'Bool', uniq);
 }
 
+/** Up to this many arguments, duplicates are found by comparing them pairwise (no keys built). */
+const PAIRWISE = 8;
+
 function dedupe(xs: Term[]): Term[] {
     if (xs.length < 2) return xs;
+    if (xs.length <= PAIRWISE) {
+        // (the connectives of VC generation mostly have a few arguments: a structural comparison
+        // stops at the first difference, where a key would spell out every new term. Issue 15.)
+        let out: Term[] | undefined;
+        for (let i = 1; i < xs.length; i++) {
+            let dup = false;
+            for (let j = 0; j < i && !dup; j++) dup = equalTerms(xs[i], xs[j]);
+            if (dup) out ??= xs.slice(0, i);
+            else out?.push(xs[i]);
+        }
+        return out ?? xs;
+    }
     const seen = new Set<string>();
     const out: Term[] = [];
     for (const x of xs) {
@@ -180,9 +195,18 @@ export function exists(vars: BoundVar[], body: Term): Term {
 
 // ------------------------------------------------------------------ printing
 
+const symbols = new Map<string, string>();
+
 /** SMT-LIB2 symbols: simple ones as is, others quoted. */
 export function symbol(name: string): string {
-    return /^[A-Za-z_~!@$%^&*+=<>.?/-][A-Za-z0-9_~!@$%^&*+=<>.?/-]*$/.test(name) ? name : `|${name.replace(/\|/g, '')}|`;
+    let s = symbols.get(name);
+    if (s === undefined) {
+        s = /^[A-Za-z_~!@$%^&*+=<>.?/-][A-Za-z0-9_~!@$%^&*+=<>.?/-]*$/.test(name) ? name : `|${name.replace(/\|/g, '')}|`;
+        // (the same names are printed over and over; the cache is bounded)
+        if (symbols.size >= 100_000) symbols.clear();
+        symbols.set(name, s);
+    }
+    return s;
 }
 
 /** SMT-LIB2 text of a term. `read` terms print as applications of their map (the VC generator resolves them first). */
@@ -240,9 +264,33 @@ export function key(t: Term): string {
 
 /** Syntactic equality of terms. */
 export function sameTerm(a: Term, b: Term): boolean {
+    return equalTerms(a, b);
+}
+
+/**
+ * Syntactic equality (what equal keys mean), by walking both terms: it stops at
+ * the first difference, and uses the keys only when both are known already.
+ */
+function equalTerms(a: Term, b: Term): boolean {
     if (a === b) return true;
-    if (a.t !== b.t) return false;
-    return key(a) === key(b);
+    switch (a.t) {
+        case 'var': return b.t === 'var' && a.name === b.name;
+        case 'int': return b.t === 'int' && a.value === b.value;
+        case 'bool': return b.t === 'bool' && a.value === b.value;
+        case 'app': {
+            if (b.t !== 'app' || a.fn !== b.fn || a.args.length !== b.args.length) return false;
+            const ka = keys.get(a), kb = keys.get(b);
+            if (ka !== undefined && kb !== undefined) return ka === kb;
+            for (let i = 0; i < a.args.length; i++) if (!equalTerms(a.args[i], b.args[i])) return false;
+            return true;
+        }
+        case 'read': {
+            if (b.t !== 'read' || a.map !== b.map || (a.state ?? '') !== (b.state ?? '') || a.keys.length !== b.keys.length) return false;
+            for (let i = 0; i < a.keys.length; i++) if (!equalTerms(a.keys[i], b.keys[i])) return false;
+            return true;
+        }
+        case 'quant': return b.t === 'quant' && key(a) === key(b);
+    }
 }
 
 /** Rebuild an application with new arguments, simplifying connectives and comparisons. */
@@ -266,19 +314,17 @@ function rebuild(t: Extract<Term, { t: 'app' }>, args: Term[]): Term {
  * and may return a replacement (or undefined to keep it). Bound variables are
  * passed down so that `f` can tell them from free ones.
  */
-export function rewrite(t: Term, f: (t: Term, bound: ReadonlySet<string>) => Term | undefined, bound: ReadonlySet<string> = new Set()): Term {
+export function rewrite(t: Term, f: (t: Term, bound: ReadonlySet<string>) => Term | undefined, bound: ReadonlySet<string> = NO_NAMES): Term {
     let out: Term = t;
     switch (t.t) {
         case 'app': {
-            let changed = false;
-            const args = t.args.map(a => { const b = rewrite(a, f, bound); if (b !== a) changed = true; return b; });
-            out = changed ? rebuild(t, args) : t;
+            const args = rewriteAll(t.args, f, bound);
+            out = args ? rebuild(t, args) : t;
             break;
         }
         case 'read': {
-            let changed = false;
-            const ks = t.keys.map(a => { const b = rewrite(a, f, bound); if (b !== a) changed = true; return b; });
-            out = changed ? { ...t, keys: ks } : t;
+            const ks = rewriteAll(t.keys, f, bound);
+            out = ks ? { ...t, keys: ks } : t;
             break;
         }
         case 'quant': {
@@ -291,6 +337,22 @@ export function rewrite(t: Term, f: (t: Term, bound: ReadonlySet<string>) => Ter
         default: break;
     }
     return f(out, bound) ?? out;
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/** The rewritten terms, or undefined when none changed (no array is made then). */
+function rewriteAll(ts: Term[], f: (t: Term, bound: ReadonlySet<string>) => Term | undefined, bound: ReadonlySet<string>): Term[] | undefined {
+    let out: Term[] | undefined;
+    for (let i = 0; i < ts.length; i++) {
+        const b = rewrite(ts[i], f, bound);
+        if (out) out.push(b);
+        else if (b !== ts[i]) {
+            out = ts.slice(0, i);
+            out.push(b);
+        }
+    }
+    return out;
 }
 
 /** Replace free variables by terms (quantified variables shadow). Simplifies what became trivial. */
