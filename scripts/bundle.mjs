@@ -26,7 +26,9 @@ const common = {
 };
 
 const builds = [
-    { ...common, entryPoints: [path.join(root, 'packages/cli/src/main.ts')], outfile: path.join(root, 'packages/cli/out/calvin.cjs') },
+    // the `calvin` command: a small launcher (launch.ts: V8's flags for a WebAssembly run), then the command
+    { ...common, entryPoints: [path.join(root, 'packages/cli/src/launch.ts')], outfile: path.join(root, 'packages/cli/out/calvin.cjs'), banner: {} },
+    { ...common, entryPoints: [path.join(root, 'packages/cli/src/main.ts')], outfile: path.join(root, 'packages/cli/out/calvin-main.cjs') },
     { ...common, entryPoints: [path.join(root, 'server/src/main.ts')], outfile: path.join(root, 'client/out/server.cjs') },
     { ...common, entryPoints: [path.join(root, 'client/src/extension.ts')], outfile: path.join(root, 'client/out/extension.cjs'), external: ['vscode'], banner: {} },
 ];

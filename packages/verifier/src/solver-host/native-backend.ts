@@ -3,31 +3,14 @@
 // stdout up to that line. A process that runs past the hard limit is killed and
 // restarted; one that dies is restarted for the next session.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { HARD_LIMIT_GRACE_MS, settleWithin, TERMINATE_WAIT_MS, timerDelay, type Engine } from './pool.js';
 import { smtError, unbalancedReason } from './smt-text.js';
 import { SolverFailure } from './types.js';
+import { findNativeZ3 } from './find-z3.js';
+
+export { findNativeZ3 };
 
 const START_TIMEOUT_MS = 20_000;
-
-/** The z3 executable on PATH, if any. */
-export function findNativeZ3(): string | undefined {
-    const names = process.platform === 'win32'
-        ? (process.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';').filter(Boolean).map(ext => `z3${ext.toLowerCase()}`)
-        : ['z3'];
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-        if (!dir) continue;
-        for (const name of names) {
-            const candidate = path.join(dir, name);
-            try {
-                fs.accessSync(candidate, fs.constants.X_OK);
-                if (fs.statSync(candidate).isFile()) return candidate;
-            } catch { /* not here */ }
-        }
-    }
-    return undefined;
-}
 
 export const NO_NATIVE_Z3 =
     'z3-native: no `z3` executable on PATH. Install Z3 (e.g. `apt-get install z3` on Debian/Ubuntu, `brew install z3` on macOS) or use the z3-wasm backend.';

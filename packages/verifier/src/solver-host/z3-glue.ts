@@ -363,6 +363,16 @@ function patches(invokes: readonly InvokeImport[]): Patch[] {
             replace: "    wasmTable = wasmExports['__indirect_function_table'];\n    calvinInvokes.link(wasmExports, wasmTable);\n",
         },
         {
+            why: 'an answer is handed back on the next turn of the event loop, not after a timer (Node clamps setTimeout(0) to 1 ms: a millisecond per query)',
+            find: '  setTimeout(() => {\n    cap.resolve(val);\n  }, 0);',
+            replace: '  setImmediate(() => {\n    cap.resolve(val);\n  });',
+        },
+        {
+            why: 'a failure is handed back on the next turn of the event loop, not after a timer',
+            find: '  setTimeout(() => {\n    cap.reject(val);\n  }, 0);',
+            replace: '  setImmediate(() => {\n    cap.reject(val);\n  });',
+        },
+        {
             why: "Z3 reads the clock often; the time origin is a constant of the thread",
             find: 'var _emscripten_get_now = () => performance.timeOrigin + performance.now();',
             replace: 'var calvinTimeOrigin = performance.timeOrigin;\n  var _emscripten_get_now = () => calvinTimeOrigin + performance.now();',

@@ -1,0 +1,61 @@
+// The `calvin` command's launcher (packages/cli/src/launch.ts): a check or infer run
+// with Z3 in WebAssembly runs in a Node with V8's flags for a quick start; every
+// other run (native z3, the language server, --help) runs as it is.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { QUICK_WASM_FLAGS, runsWasm } from '../../packages/cli/src/quick-wasm.js';
+import { CLI, EXAMPLES } from '../util/paths.js';
+
+describe('calvin launcher', () => {
+    it('guesses the solver as resolveSolver chooses it', () => {
+        const none = () => false, some = () => true;
+        assert.equal(runsWasm(['check', 'a.calvin'], none), true, 'auto without z3 on PATH: wasm');
+        assert.equal(runsWasm(['check', 'a.calvin'], some), false, 'auto with z3 on PATH: native');
+        assert.equal(runsWasm(['check', '--solver', 'wasm', 'a.calvin'], some), true);
+        assert.equal(runsWasm(['check', '--solver=z3-wasm', 'a.calvin'], some), true);
+        assert.equal(runsWasm(['check', '--solver', 'native', 'a.calvin'], none), false);
+        assert.equal(runsWasm(['check', '--z3-path', '/opt/z3', 'a.calvin'], none), false);
+        assert.equal(runsWasm(['infer', 'a.calvin'], none), true);
+        assert.equal(runsWasm(['check', '--no-verify', 'a.calvin'], none), false, 'no solver at all');
+        assert.equal(runsWasm(['lsp'], none), false, 'the language server keeps V8\'s tiering');
+        assert.equal(runsWasm(['--help'], none), false);
+        assert.equal(runsWasm([], none), false);
+    });
+
+    it('runs a WebAssembly check in a Node with the flags (said in --verbose), with the exit code of the check', () => {
+        const r = spawnSync(process.execPath, [CLI, 'check', '--verbose', '--solver', 'wasm', path.join(EXAMPLES, 'simple_lock_unlocked.calvin')], { encoding: 'utf8', timeout: 120_000 });
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`calvin: solver: Z3 in WebAssembly \\(as configured\\); V8 ${QUICK_WASM_FLAGS.join(' ')}`));
+        assert.match(r.stdout, /error \[race\]/);
+    });
+
+    it('a run that verifies nothing is not started again', () => {
+        const r = spawnSync(process.execPath, [CLI, 'check', '--verbose', '--solver', 'wasm', '--no-verify', path.join(EXAMPLES, 'simple_lock_ok.calvin')], { encoding: 'utf8', timeout: 60_000 });
+        assert.equal(r.status, 0, r.stderr);
+        assert.doesNotMatch(r.stderr, /V8 --liftoff-only/);
+    });
+
+    it('a signal for the launcher reaches the check: nothing is left running', async () => {
+        // a file name of its own, to find the command's process by
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-launch-'));
+        const file = path.join(dir, `signalled-${process.pid}.calvin`);
+        fs.copyFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), file);
+        try {
+            const r = spawnSync(process.execPath, [CLI, 'check', '--solver', 'wasm', file], { encoding: 'utf8', timeout: 600, killSignal: 'SIGTERM' });
+            assert.equal(r.signal, 'SIGTERM', `status ${r.status}, stderr ${r.stderr}`);
+            let left = '';
+            for (let i = 0; i < 10; i++) {
+                left = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).stdout.split('\n').filter(l => l.includes(file)).join('\n');
+                if (!left) break;
+                await new Promise(resolve => setTimeout(resolve, 100));
+            }
+            assert.equal(left, '', 'the check kept running');
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
