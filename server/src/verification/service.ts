@@ -420,7 +420,10 @@ export class VerificationService {
         for (const c of decisions.keep) this.scheduler.reprioritize(c.job!.id, this.priorityOf(c, program));
         // results from the cache may refute inferred annotations: then the program is planned again
         if (this.refuted(program, [...program.checks.values()].filter(c => c.current && c.result).map(c => c.result!), run)) return;
-        for (const c of decisions.run) void this.runCheck(program, c, this.priorityOf(c, program));
+        // the initialization check first (one small query): an inferred invariant it refutes plans the
+        // program again before the other checks spend their time on it (issue 15)
+        const order = [...decisions.run].sort((a, b) => Number(b.plan.kind === 'init') - Number(a.plan.kind === 'init'));
+        for (const c of order) void this.runCheck(program, c, this.priorityOf(c, program));
         this.publishProgram(program);
         if (run) for (const c of program.checks.values()) if (c.current && c.result?.status === 'failed') this.searchWitnesses(program, c);
     }

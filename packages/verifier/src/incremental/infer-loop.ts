@@ -63,6 +63,11 @@ export class Refutations {
     }
 }
 
+/** Whether the inference proposed invariants (the initialization check may refute them). */
+function inferredInvariants(inference: Inference): boolean {
+    return inference.annotations.some(a => a.kind === 'invariant');
+}
+
 /** The refutations a check's result carries. */
 export function refutationsOf(r: CheckResult): InferredRef[] {
     return r.diagnostics.filter(d => d.inferred).map(d => d.inferred!);
@@ -71,14 +76,8 @@ export function refutationsOf(r: CheckResult): InferredRef[] {
 /** Verify a program with inferred protection; `refutations` may come from an earlier run (the server keeps them per program). */
 export async function verifyWithInference(program: ProgramModel, options: VerifyOptions, refutations = new Refutations()): Promise<InferredVerifyResult> {
     const done = new Map<string, CheckResult>();
-    let inference: Inference;
-    try {
-        inference = inferAnnotations(program, refutations.options);
-    } catch (e) {
-        // the inference is a guess: when it fails, the program is checked as written (and the failure logged)
-        options.log?.(`internal error in the inference for ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
-        inference = { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
-    }
+    // (the inference is a guess: when it fails, the program is checked as written, and the failure logged)
+    let inference = reinfer(program, refutations, options);
     for (let round = 1; ; round++) {
         let ctx;
         try {
@@ -92,13 +91,24 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         }
         const planOptions = { timeLimitMs: options.timeLimitMs ?? 10_000, resourceLimit: options.resourceLimit };
         const checks = checksOf(ctx).map(c => ({ check: c, fingerprint: planCheck(ctx, c, planOptions).fingerprint }));
-        const results = await inParallel(checks, options.concurrency ?? 1, async ({ check, fingerprint }) => {
+        const run = async ({ check, fingerprint }: (typeof checks)[number]) => {
             const known = done.get(fingerprint);
             if (known) return known;
             const r = (await verifyCheck(ctx, check.key, options))!;
             done.set(fingerprint, r);
             return r;
-        });
+        };
+        // Inferred invariants not new to this round may still fail in the initial state: the
+        // initialization check (one small query) goes first, and what it refutes starts the next
+        // round at once, before the other checks run with it (issue 15).
+        const init = checks.find(c => c.check.kind === 'init');
+        const first = init && inferredInvariants(inference) && !done.has(init.fingerprint) ? await run(init) : undefined;
+        const early = first ? refutationsOf(first) : [];
+        if (early.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(early, round >= MAX_ROUNDS)) {
+            inference = reinfer(program, refutations, options);
+            continue;
+        }
+        const results = await inParallel(checks, options.concurrency ?? 1, run);
         const refs = results.flatMap(refutationsOf);
         // after MAX_ROUNDS, a refuted guard is dropped as a whole (a bounded number of rounds more);
         // a refutation still there at the end is shown (never hidden)
@@ -107,11 +117,16 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
             for (const r of results) for (const d of r.diagnostics) diagnostics.push(d);
             return { checks: results, diagnostics: dedupe(diagnostics), inference, rounds: round };
         }
-        try {
-            inference = inferAnnotations(program, refutations.options);
-        } catch (e) {
-            options.log?.(`internal error in the inference for ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
-            inference = { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
-        }
+        inference = reinfer(program, refutations, options);
+    }
+}
+
+/** The inference again, without what the checks refuted (as written when it fails: it is a guess). */
+function reinfer(program: ProgramModel, refutations: Refutations, options: VerifyOptions): Inference {
+    try {
+        return inferAnnotations(program, refutations.options);
+    } catch (e) {
+        options.log?.(`internal error in the inference for ${program.files[0] ?? '?'}: ${(e as Error)?.stack ?? e}`);
+        return { program, guards: new Map(), annotations: [], unprotected: new Map(), rounds: 0 };
     }
 }
