@@ -8,7 +8,7 @@ import { LoweringError } from '../lower/lower.js';
 import { checksOf, checkSpec, namesThreads, programContext, type Check, type ProgramContext } from './program-context.js';
 import { lowerCheck, simulationProgram, type LoweredCheck } from './stages.js';
 import type { SimSpec } from '../sim/simulate.js';
-import { vcgen } from '../vc/vcgen.js';
+import { vcgen, type VC } from '../vc/vcgen.js';
 import { runVC, type RunResult } from '../query/run.js';
 import { closure, syntacticallyTransitive, type Closure } from '../closure/closure.js';
 import type { QueryLog, SolverBackend, SolverSession, Trace } from '../solver-host/types.js';
@@ -54,6 +54,16 @@ export interface VerifyOptions {
      * check): the verdict is the same as without (runVC), the time often less.
      */
     houdiniSeed?: readonly string[];
+    /**
+     * The candidates of the run the seed comes from, when the caller knows that
+     * the check has only lost assumptions since (the inference dropped invariants
+     * it had proposed, nothing else changed): if the check's candidates are among
+     * them, Houdini from the seed keeps exactly what Houdini from all of them
+     * would (it keeps a subset of the seed, which is what the run before kept
+     * with more assumptions), so the seeded run's result stands even when it is
+     * not "verified".
+     */
+    houdiniSeedCandidates?: readonly string[];
 }
 
 export interface VerifyResult {
@@ -188,7 +198,9 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
             // From the invariants a previous run kept; not verified from them: again from all
             // candidates, in a fresh session (the same failures and values as a run without seed).
             result = await runVC(vc, session, log, deadline, options.trace, new Set(options.houdiniSeed));
-            if (result.status !== 'verified') {
+            const covered = options.houdiniSeedCandidates !== undefined && result.status === 'failed' && !result.houdiniGaveUp
+                && candidatesOf(vc).every(t => options.houdiniSeedCandidates!.includes(t));
+            if (result.status !== 'verified' && !covered) {
                 base.queries += result.queries;
                 options.trace?.(`[houdini] ${u.name}: not verified from the ${options.houdiniSeed.length} seeded candidates; again from all`);
                 session.close();
@@ -200,6 +212,7 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         result ??= await runVC(vc, session, log, deadline, options.trace); // stage 7
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
+        base.candidates = candidatesOf(vc);
         base.diagnostics = findings(result.failures, ctx.program);           // stage 8
         base.loopInvariants = loopInvariantsOf(vc.obligations, result.live);
         base.accesses = accessesOf(lowered.body, base.diagnostics);
@@ -239,6 +252,11 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
     }
     base.timeMs = Date.now() - start;
     return base;
+}
+
+/** The texts of a VC's loop-invariant candidates (what a Houdini seed names). */
+function candidatesOf(vc: VC): string[] {
+    return vc.obligations.filter(c => c.kind === 'candidate').map(c => c.info.message.replace(/^candidate loop invariant /, ''));
 }
 
 /** A session that adds the time of its evals to the check's solver time. */

@@ -76,6 +76,10 @@ export function refutationsOf(r: CheckResult): InferredRef[] {
 /** Verify a program with inferred protection; `refutations` may come from an earlier run (the server keeps them per program). */
 export async function verifyWithInference(program: ProgramModel, options: VerifyOptions, refutations = new Refutations()): Promise<InferredVerifyResult> {
     const done = new Map<string, CheckResult>();
+    /** Each check's last run: the loop invariants it kept, and its candidates. */
+    const lastRun = new Map<string, { kept: string[]; candidates: string[] }>();
+    /** Whether the last round refuted inferred invariants only (the checks lost assumptions, nothing else changed). */
+    let invariantsOnly = false;
     // (the inference is a guess: when it fails, the program is checked as written, and the failure logged)
     let inference = reinfer(program, refutations, options);
     for (let round = 1; ; round++) {
@@ -94,8 +98,13 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         const run = async ({ check, fingerprint }: (typeof checks)[number]) => {
             const known = done.get(fingerprint);
             if (known) return known;
-            const r = (await verifyCheck(ctx, check.key, options))!;
+            // After a round that refuted only inferred invariants, a check has lost assumptions and
+            // nothing else: its Houdini starts from what it kept last time (one round instead of one
+            // per refuted candidate), with the same outcome as from all candidates (VerifyOptions).
+            const last = invariantsOnly ? lastRun.get(check.key) : undefined;
+            const r = (await verifyCheck(ctx, check.key, last ? { ...options, houdiniSeed: last.kept, houdiniSeedCandidates: last.candidates } : options))!;
             done.set(fingerprint, r);
+            if ((r.status === 'verified' || r.status === 'failed') && r.candidates) lastRun.set(check.key, { kept: r.inferredLoopInvariants, candidates: r.candidates });
             return r;
         };
         // Inferred invariants not new to this round may still fail in the initial state: the
@@ -106,6 +115,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         const early = first ? refutationsOf(first) : [];
         if (early.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(early, round >= MAX_ROUNDS)) {
             inference = reinfer(program, refutations, options);
+            invariantsOnly = early.every(r => r.kind === 'invariant');
             continue;
         }
         const results = await inParallel(checks, options.concurrency ?? 1, run);
@@ -118,6 +128,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
             return { checks: results, diagnostics: dedupe(diagnostics), inference, rounds: round };
         }
         inference = reinfer(program, refutations, options);
+        invariantsOnly = refs.every(r => r.kind === 'invariant');
     }
 }
 

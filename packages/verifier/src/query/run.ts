@@ -25,6 +25,8 @@ export interface RunResult {
     reason?: string;
     /** How long the query that could not be decided took (ms). */
     unknownAfterMs?: number;
+    /** Houdini could not finish (the solver did not decide a round): no loop invariant was kept. */
+    houdiniGaveUp?: boolean;
 }
 
 
@@ -65,6 +67,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
 async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promise<string>, deadline: number, trace?: Trace): Promise<RunResult> {
     const disabled = new Set<number>();
     let queries = 0;
+    let houdiniGaveUp = false;
     const failures: Failure[] = [];
     const literals = (phase: 'houdini' | 'obligations') => vc.obligations.map(c => {
         const en = vc.enable.get(c.id)!;
@@ -93,6 +96,7 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
                 trace?.(`[houdini] gave up: ${answer}`);
                 // Houdini could not finish: no inferred invariant is trusted.
                 live.clear();
+                houdiniGaveUp = true;
                 break;
             }
             const failing = await failingObligations(vc, send, c => c.kind === 'candidate' && live.has(c.id));
@@ -117,7 +121,7 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
     // in the obligations' order, not the order the models showed them in: which of two failures at
     // one place is reported must not depend on the solver's models (nor on its build: wasm or native)
     failures.sort((a, b) => a.obligation.id - b.obligation.id);
-    return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), live: [...live], queries };
+    return { status: failures.length > 0 ? 'failed' : 'verified', failures, inferred: inferred(vc, live), live: [...live], queries, ...(houdiniGaveUp ? { houdiniGaveUp } : {}) };
 }
 
 function lastLine(out: string): string {

@@ -50,6 +50,8 @@ export interface CheckResult {
     inferredLoopInvariants: string[];
     /** The inferred loop invariants by loop (the loop statement's range). */
     loopInvariants: Array<{ range: Range; texts: string[] }>;
+    /** Every loop-invariant candidate the check's Houdini started from (texts; to seed a later run, `VerifyOptions.houdiniSeed`). */
+    candidates?: string[];
     /** The thread's shared accesses and whether each is stable there (race-free), per this check. */
     accesses: Array<{ range: Range; text: string; write: boolean; sync: boolean; stable: boolean }>;
     envStar: string;
