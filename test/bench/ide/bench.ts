@@ -93,9 +93,12 @@ function quiet(client: LspClient, uris: string[]): boolean {
     });
 }
 
-async function start(ws: Workspace, diskCache: boolean): Promise<{ client: LspClient; uris: Map<string, string>; ms: number }> {
+async function start(ws: Workspace, diskCache: boolean, options: { server?: string; solver?: string } = {}): Promise<{ client: LspClient; uris: Map<string, string>; ms: number }> {
     const t0 = performance.now();
-    const client = await LspClient.start({ rootPath: ws.dir, initializationOptions: { verifyOn: 'change', diskCache } });
+    const client = await LspClient.start({
+        rootPath: ws.dir, initializationOptions: { verifyOn: 'change', diskCache, ...(options.solver ? { solver: options.solver } : {}) },
+        ...(options.server ? { server: [options.server, 'lsp'] } : {}),
+    });
     const uris = new Map([...ws.files.keys()].map(n => [n, fileUri(path.join(ws.dir, n))]));
     // The workspace's files are verified without being opened (priority: workspace).
     if (!(await client.until(() => quiet(client, [...uris.values()]), 900_000))) throw new Error('no full results in 15 minutes');
@@ -171,18 +174,29 @@ function row(name: string, xs: number[]): string {
 async function main(): Promise<void> {
     console.log(`# Calvin IDE benchmark (${EDITS} edits per workspace, ${os.availableParallelism?.() ?? os.cpus().length} cores, node ${process.version})\n`);
 
-    // Cold and warm start on the examples folder.
+    // Cold and warm start on the examples folder: the default solver, and Z3 in WebAssembly;
+    // BENCH_BEFORE=/path/to/an/older/checkout/packages/cli/out/calvin.cjs also starts that
+    // build's server (in the same run, alternately), for the "before" figures.
     const ex = examplesWorkspace();
-    const cold = await start(ex, true);
-    const checks = [...cold.uris.values()].reduce((n, u) => n + (cold.client.status.get(u)?.checks.length ?? 0), 0);
-    await cold.client.shutdown();
+    const before = process.env.BENCH_BEFORE;
+    const coldStart = async (solver?: string, server?: string): Promise<{ ms: number; checks: number }> => {
+        fs.rmSync(path.join(ex.dir, '.calvin-cache'), { recursive: true, force: true });
+        const cold = await start(ex, true, { solver, server });
+        const checks = [...cold.uris.values()].reduce((n, u) => n + (cold.client.status.get(u)?.checks.length ?? 0), 0);
+        await cold.client.shutdown();
+        return { ms: cold.ms, checks };
+    };
+    const cold = await coldStart();
     const warm = await start(ex, true);
     const warmRan = warm.client.statusLog.some(p => p.checks.some(c => c.state === 'running'));
     await warm.client.shutdown();
-    console.log('| start, examples folder | time to full results |');
-    console.log('|---|---|');
-    console.log(`| cold (empty cache; ${ex.files.size} files, ${checks} checks) | ${fmt(cold.ms)} |`);
-    console.log(`| warm (\`.calvin-cache/\`${warmRan ? '; some checks ran' : ', nothing runs'}) | ${fmt(warm.ms)} |\n`);
+    const coldWasm = await coldStart('wasm');
+    const was = before ? { cold: await coldStart(undefined, before), wasm: await coldStart('wasm', before) } : undefined;
+    console.log(`| start, examples folder | time to full results${was ? ' | before' : ''} |`);
+    console.log(`|---|---|${was ? '---|' : ''}`);
+    console.log(`| cold (empty cache; ${ex.files.size} files, ${cold.checks} checks), default solver | ${fmt(cold.ms)}${was ? ` | ${fmt(was.cold.ms)}` : ''} |`);
+    console.log(`| cold, Z3 in WebAssembly | ${fmt(coldWasm.ms)}${was ? ` | ${fmt(was.wasm.ms)}` : ''} |`);
+    console.log(`| warm (\`.calvin-cache/\`${warmRan ? '; some checks ran' : ', nothing runs'}) | ${fmt(warm.ms)}${was ? ' | |' : ''} |\n`);
 
     const results: Array<[string, EditFigures]> = [];
     for (const [name, ws] of [['examples', ex], ['200 procedures', generatedWorkspace()]] as const) {

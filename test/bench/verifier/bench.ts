@@ -31,6 +31,11 @@ import { CLI, EXAMPLES, ROOT } from '../../util/paths.js';
 import { lockProgram } from './generate.js';
 
 const QUICK = process.argv.includes('quick');
+/**
+ * BENCH_BEFORE=/path/to/an/older/checkout/packages/cli/out/calvin.cjs: the end-to-end
+ * columns also run that build, in the same run, for the "before" figures.
+ */
+const BEFORE = process.env.BENCH_BEFORE;
 const WORKER = path.join(ROOT, 'packages/cli/out/z3-worker.cjs');
 
 async function modelOf(text: string, uri = 'file:///bench.calvin'): Promise<ProgramModel> {
@@ -85,6 +90,9 @@ async function examples(): Promise<void> {
         const t0 = performance.now();
         const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', file], { encoding: 'utf8' });
         const e2e = performance.now() - t0;
+        const t1 = performance.now();
+        if (BEFORE) spawnSync(process.execPath, [BEFORE, 'check', '--format', 'json', file], { encoding: 'utf8' });
+        const before = BEFORE ? ` / ${ms(performance.now() - t1)}` : '';
         const verdict = r.status === 0 ? 'verified' : `${JSON.parse(r.stdout).diagnostics.filter((d: { severity: string }) => d.severity !== 'info').length} findings`;
         const model = await modelOf(fs.readFileSync(file, 'utf8'), `file://${file}`);
         const totals = new Map<string, number>();
@@ -100,7 +108,7 @@ async function examples(): Promise<void> {
         const perUnit = units.map(u => `${u.name} ${u.timeMs}/${u.solverMs}${u.timeMs > 300 ? ' (over 300)' : ''}`).join(', ');
         if (nativeUnits.length === units.length) units.forEach((u, i) => ratios.push(u.timeMs / Math.max(1, nativeUnits[i].timeMs)));
         const native = totals.get('z3-native');
-        console.log(`| ${f.replace('.calvin', '')} | ${ms(e2e)} | ${verdict} | ${perUnit} | ${ms(totals.get('z3-wasm')!)} | ${native === undefined ? '—' : ms(native)} | ${native ? (totals.get('z3-wasm')! / native).toFixed(1) : '—'} |`);
+        console.log(`| ${f.replace('.calvin', '')} | ${ms(e2e)}${before} | ${verdict} | ${perUnit} | ${ms(totals.get('z3-wasm')!)} | ${native === undefined ? '—' : ms(native)} | ${native ? (totals.get('z3-wasm')! / native).toFixed(1) : '—'} |`);
     }
     if (ratios.length > 0) console.log(`\nPer check (warm, in-process): wasm/native median ${quantile(ratios, 0.5).toFixed(1)}, p90 ${quantile(ratios, 0.9).toFixed(1)} over ${ratios.length} checks.`);
     console.log('\nSolver query times over these checks (check-sat-assuming, ms):\n');
@@ -111,32 +119,46 @@ async function examples(): Promise<void> {
 }
 
 /** `calvin check --format json --verbose FILE` as a user runs it: its time, verdict and checks. */
-function cli(file: string, extra: string[]): { ms: number; errors: number; checks: Array<{ name: string; timeMs: number; status: string }> } {
+function cli(file: string, extra: string[], cliPath = CLI): { ms: number; errors: number; checks: Array<{ name: string; timeMs: number; status: string }> } {
     const t0 = performance.now();
-    const r = spawnSync(process.execPath, [CLI, 'check', '--format', 'json', '--verbose', ...extra, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const r = spawnSync(process.execPath, [cliPath, 'check', '--format', 'json', '--verbose', ...extra, file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
     const ms = performance.now() - t0;
     if (r.status !== 0 && r.status !== 1) throw new Error(`calvin check ${file} exited ${r.status}: ${r.stderr}`);
     const report = JSON.parse(r.stdout) as { diagnostics: Array<{ severity: string }>; checks?: Array<{ name: string; timeMs: number; status: string }> };
     return { ms, errors: report.diagnostics.filter(d => d.severity !== 'info').length, checks: report.checks ?? [] };
 }
 
+/** The run with the median time of `reps` runs (alternating builds keeps their conditions alike). */
+function medianRun<T extends { ms: number }>(runs: T[]): T {
+    return [...runs].sort((a, b) => a.ms - b.ms)[runs.length >> 1];
+}
+
 async function textbook(): Promise<void> {
     const dir = path.join(ROOT, 'test/bench/verifier/programs');
     const files = fs.readdirSync(dir).filter(f => f.endsWith('.calvin')).sort();
     const native = nativeZ3Available();
-    console.log('\n## Textbook algorithms (`calvin check FILE`, end to end)\n');
+    const reps = Number(process.env.BENCH_REPS ?? 3);
+    console.log(`\n## Textbook algorithms (\`calvin check FILE\`, end to end, median of ${reps} runs${BEFORE ? '; now / before' : ''})\n`);
     console.log('| program | lines | verdict | wasm (ms) | native (ms) | checks: wasm/native (ms) | median wasm/native per check |');
     console.log('|---|---|---|---|---|---|---|');
     const all: number[] = [];
     for (const f of files) {
         const file = path.join(dir, f);
         const lines = fs.readFileSync(file, 'utf8').split('\n').length;
-        const w = cli(file, ['--solver', 'wasm']);
-        const n = native ? cli(file, ['--solver', 'native']) : undefined;
+        const runs = { w: [] as Array<ReturnType<typeof cli>>, n: [] as Array<ReturnType<typeof cli>>, bw: [] as Array<ReturnType<typeof cli>>, bn: [] as Array<ReturnType<typeof cli>> };
+        for (let i = 0; i < reps; i++) {
+            runs.w.push(cli(file, ['--solver', 'wasm']));
+            if (BEFORE) runs.bw.push(cli(file, ['--solver', 'wasm'], BEFORE));
+            if (native) runs.n.push(cli(file, ['--solver', 'native']));
+            if (native && BEFORE) runs.bn.push(cli(file, ['--solver', 'native'], BEFORE));
+        }
+        const w = medianRun(runs.w);
+        const n = native ? medianRun(runs.n) : undefined;
+        const both = (now: number, before?: Array<ReturnType<typeof cli>>) => `${ms(now)}${before && before.length ? ` / ${ms(medianRun(before).ms)}` : ''}`;
         const ratios = n ? w.checks.map((c, i) => c.timeMs / Math.max(1, n.checks[i]?.timeMs ?? NaN)) : [];
         all.push(...ratios);
         const per = w.checks.map((c, i) => `${c.name} ${c.timeMs}/${n?.checks[i]?.timeMs ?? '—'}`).join(', ');
-        console.log(`| ${f.replace('.calvin', '')} | ${lines} | ${w.errors === 0 ? 'verified' : `${w.errors} findings`} | ${ms(w.ms)} | ${n ? ms(n.ms) : '—'} | ${per} | ${ratios.length ? quantile(ratios, 0.5).toFixed(1) : '—'} |`);
+        console.log(`| ${f.replace('.calvin', '')} | ${lines} | ${w.errors === 0 ? 'verified' : `${w.errors} findings`} | ${both(w.ms, runs.bw)} | ${n ? both(n.ms, runs.bn) : '—'} | ${per} | ${ratios.length ? quantile(ratios, 0.5).toFixed(1) : '—'} |`);
     }
     if (all.length > 0) console.log(`\nMedian wasm/native over these checks: ${quantile(all, 0.5).toFixed(1)}.`);
 }
@@ -151,7 +173,7 @@ export function writerThreads(n: number): string {
 
 async function threads(): Promise<void> {
     const sizes = QUICK ? [100, 200, 400] : [100, 200, 500, 1000];
-    console.log('\n## Threads that each write one global (`calvin check FILE`, default solver, end to end)\n');
+    console.log(`\n## Threads that each write one global (\`calvin check FILE\`, default solver, end to end${BEFORE ? '; before in brackets' : ''})\n`);
     console.log('| threads | with inference (ms) | ms/thread | --no-infer (ms) | ms/thread |');
     console.log('|---|---|---|---|---|');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-bench-threads-'));
@@ -161,7 +183,8 @@ async function threads(): Promise<void> {
             fs.writeFileSync(file, writerThreads(n));
             const inf = cli(file, []);
             const plain = cli(file, ['--no-infer']);
-            console.log(`| ${n} | ${ms(inf.ms)} | ${(inf.ms / n).toFixed(1)} | ${ms(plain.ms)} | ${(plain.ms / n).toFixed(1)} |`);
+            const was = (extra: string[]) => (BEFORE ? ` (${ms(cli(file, extra, BEFORE).ms)})` : '');
+            console.log(`| ${n} | ${ms(inf.ms)}${was([])} | ${(inf.ms / n).toFixed(1)} | ${ms(plain.ms)}${was(['--no-infer'])} | ${(plain.ms / n).toFixed(1)} |`);
         }
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
