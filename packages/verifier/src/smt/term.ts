@@ -108,7 +108,7 @@ function dedupe(xs: Term[]): Term[] {
         let out: Term[] | undefined;
         for (let i = 1; i < xs.length; i++) {
             let dup = false;
-            for (let j = 0; j < i && !dup; j++) dup = equalTerms(xs[i], xs[j]);
+            for (let j = 0; j < i && !dup; j++) dup = sameTerm(xs[i], xs[j]);
             if (dup) out ??= xs.slice(0, i);
             else out?.push(xs[i]);
         }
@@ -262,16 +262,11 @@ export function key(t: Term): string {
     return k;
 }
 
-/** Syntactic equality of terms. */
-export function sameTerm(a: Term, b: Term): boolean {
-    return equalTerms(a, b);
-}
-
 /**
- * Syntactic equality (what equal keys mean), by walking both terms: it stops at
- * the first difference, and uses the keys only when both are known already.
+ * Syntactic equality of terms (what equal keys mean), by walking both terms: it
+ * stops at the first difference, and uses the keys only when both are known already.
  */
-function equalTerms(a: Term, b: Term): boolean {
+export function sameTerm(a: Term, b: Term): boolean {
     if (a === b) return true;
     switch (a.t) {
         case 'var': return b.t === 'var' && a.name === b.name;
@@ -281,12 +276,12 @@ function equalTerms(a: Term, b: Term): boolean {
             if (b.t !== 'app' || a.fn !== b.fn || a.args.length !== b.args.length) return false;
             const ka = keys.get(a), kb = keys.get(b);
             if (ka !== undefined && kb !== undefined) return ka === kb;
-            for (let i = 0; i < a.args.length; i++) if (!equalTerms(a.args[i], b.args[i])) return false;
+            for (let i = 0; i < a.args.length; i++) if (!sameTerm(a.args[i], b.args[i])) return false;
             return true;
         }
         case 'read': {
             if (b.t !== 'read' || a.map !== b.map || (a.state ?? '') !== (b.state ?? '') || a.keys.length !== b.keys.length) return false;
-            for (let i = 0; i < a.keys.length; i++) if (!equalTerms(a.keys[i], b.keys[i])) return false;
+            for (let i = 0; i < a.keys.length; i++) if (!sameTerm(a.keys[i], b.keys[i])) return false;
             return true;
         }
         case 'quant': return b.t === 'quant' && key(a) === key(b);

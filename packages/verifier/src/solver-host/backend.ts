@@ -1,6 +1,7 @@
 // The solver host: SMT-LIB sessions on a pool of Z3 instances, either Z3 compiled
 // to WebAssembly (z3-solver, in worker threads) or a native `z3` executable.
-import { createNativeEngines, findNativeZ3 } from './native-backend.js';
+import { findNativeZ3 } from './find-z3.js';
+import { createNativeEngines } from './native-backend.js';
 import { EnginePool } from './pool.js';
 import { SolverFailure, type BackendOptions, type SolverBackend } from './types.js';
 import { createWasmEngines } from './wasm-backend.js';

@@ -4,7 +4,7 @@
 // under both in test/solver/backends.test.ts); only the time does.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { findNativeZ3 } from './native-backend.js';
+import { findNativeZ3 } from './find-z3.js';
 import { SolverFailure } from './types.js';
 
 /** What a user may ask for (`z3-wasm` / `z3-native`: older spellings). */

@@ -8,8 +8,6 @@ import { smtError, unbalancedReason } from './smt-text.js';
 import { SolverFailure } from './types.js';
 import { findNativeZ3 } from './find-z3.js';
 
-export { findNativeZ3 };
-
 const START_TIMEOUT_MS = 20_000;
 
 export const NO_NATIVE_Z3 =

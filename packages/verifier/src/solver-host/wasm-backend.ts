@@ -211,4 +211,3 @@ export function createWasmEngines(count: number, prewarm: boolean, workerScript:
     const script = workerScript ?? defaultWorkerScript();
     return Array.from({ length: count }, (_, i) => new WasmEngine(script, prewarm, `#${i + 1}`));
 }
-

@@ -37,7 +37,7 @@ export interface DirectZ3 {
 function z3Files(): { glue: string; wasm: string; kind: 'patched' | 'stock' } {
     const beside = typeof CALVIN_Z3_BESIDE !== 'undefined' && CALVIN_Z3_BESIDE;
     const here = typeof __dirname === 'string' ? __dirname : undefined;
-    // z3-built.js and z3-built.wasm ship next to the VS Code extension's bundle (no node_modules there)
+    // z3-built.cjs and z3-built.wasm ship next to the VS Code extension's bundle (no node_modules there)
     if (beside && here) return { glue: path.join(here, 'z3-built.cjs'), wasm: path.join(here, 'z3-built.wasm'), kind: 'patched' };
     const stockGlue = require.resolve('z3-solver/build/z3-built.js');
     const wasm = path.join(path.dirname(stockGlue), 'z3-built.wasm');

@@ -154,10 +154,10 @@ function section(id: number, body: number[]): number[] {
 }
 
 /** Slots of the helper's table before the copy of the Z3 table. */
-export const HELPER_SLOTS = { stackSave: 0, stackRestore: 1, setThrew: 2, offset: 3 } as const;
+const HELPER_SLOTS = { stackSave: 0, stackRestore: 1, setThrew: 2, offset: 3 } as const;
 
 const OP = {
-    block: 0x02, if: 0x04, try: 0x06, rethrow: 0x09, end: 0x0b, return: 0x0f, call: 0x10, callIndirect: 0x11,
+    if: 0x04, try: 0x06, rethrow: 0x09, end: 0x0b, return: 0x0f, call: 0x10, callIndirect: 0x11,
     catchAll: 0x19, localGet: 0x20, localSet: 0x21, i32Const: 0x41, i64Const: 0x42, f32Const: 0x43, f64Const: 0x44,
     i32Eqz: 0x45, i32GeU: 0x4f, i32Add: 0x6a, prefixFC: 0xfc, tableSize: 16, tableCopy: 14,
 } as const;
@@ -290,7 +290,6 @@ var calvinInvokes = (() => {
   const THROWERS = ['__cxa_throw', '__resumeException', '__cxa_rethrow', '_emscripten_throw_longjmp'];
   let table, copier, helper, pendingEH = false, failed = false;
   return {
-    get installed() { return helper !== undefined; },
     // (the glue may build its import object more than once: each gets the helper's invokes)
     install(imports) {
       if (failed || typeof WebAssembly.Table !== 'function') return;
