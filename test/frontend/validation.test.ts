@@ -1341,6 +1341,27 @@ thread T { }`;
         ]);
     });
 
+    it('a Java constructor: the syntax error says that Calvin has none, and what to write instead; nothing more', async () => {
+        const src = `
+class Account {
+  int balance;
+  Account(int b) { balance = b; }
+  int get() { return balance; }
+}
+thread T { Account a = new Account(); int x = a.get(); }`;
+        await expectDiagnostics(src, [err(src, '(', 'syntax', /^Syntax error: Calvin has no constructors: give the fields of 'Account' their initial values where they are declared \('int f = 0;'\), or set them in a method called after 'new Account\(\)'\.$/, { in: 'Account(int b)' })]);
+        // a method whose result type is missing: that is what the error says
+        const other = `
+class Account {
+  int balance;
+  deposit(int b) { balance = b; }
+}`;
+        await expectDiagnostics(other, [
+            err(other, '(', 'syntax', /^Syntax error: expected a name but found '\('; a method needs its result type before its name: 'void deposit\(\.\.\.\)' or 'int deposit\(\.\.\.\)'\.$/, { in: 'deposit(int b)' }),
+            err(other, 'deposit', 'name', /^Unknown name 'deposit'/),
+        ]);
+    });
+
     it("a missing ';' after a statement, an unexpected character, an unterminated annotation", async () => {
         const a = `
 int x = 0;

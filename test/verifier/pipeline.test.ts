@@ -279,6 +279,52 @@ thread T { int r = divide(4); }
     });
 });
 
+describe('stage 7: one round trip per query', () => {
+    let real: SolverBackend;
+    before(() => { real = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });
+    after(async () => { await real?.dispose(); });
+
+    /** The real backend, recording every text each session evaluates. */
+    function recording(texts: string[][]): SolverBackend {
+        return {
+            name: real.name,
+            dispose: async () => { /* the real backend is disposed after the tests */ },
+            openSession: async (o: { timeLimitMs: number }) => {
+                const s = await real.openSession(o);
+                const mine: string[] = [];
+                texts.push(mine);
+                return { eval: (text: string) => { mine.push(text); return s.eval(text); }, close: () => s.close() };
+            },
+        };
+    }
+
+    // A loop for Houdini (several rounds: its candidates about i and n fail one after another), and a failing assertion.
+    const PROGRAM = `
+int n = 0;
+thread T {
+  int i = 0;
+  while (i < 10) { i = i + 1; }
+  n = i;
+  assert n == 10;
+  assert n == 11;
+}
+`;
+
+    it('each Houdini step and each failure: the query and the values of its error literals in one eval', async () => {
+        const texts: string[][] = [];
+        const r = await verifyProgram(await model(PROGRAM), { solver: recording(texts), timeLimitMs: 10_000 });
+        assert.deepEqual(r.diagnostics.filter(d => d.severity !== 'info').map(d => [d.range.startLine, d.code, d.message]), [[7, 'assert', "assertion 'n == 11' may fail"]]);
+        const check = r.checks.find(u => u.name === 'T')!;
+        const session = texts.find(t => t.some(x => x.includes('check-sat-assuming') && x.includes('en!')))!;
+        const queries = session.filter(x => x.includes('check-sat-assuming'));
+        assert.equal(queries.length, check.queries);
+        assert.ok(queries.length >= 3, `Houdini took rounds: ${queries.length} queries`);
+        // every query asks for the values with it; no get-value of error literals on its own
+        assert.ok(queries.every(q => /\(echo "calvin-values"\)\n\(get-value \(err!/.test(q)), queries.join('\n'));
+        assert.deepEqual(session.filter(x => x.includes('(get-value (err!') && !x.includes('check-sat-assuming')), []);
+    });
+});
+
 describe('stage 7: a crashing or hanging solver makes the check unknown', () => {
     let real: SolverBackend;
     before(() => { real = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });

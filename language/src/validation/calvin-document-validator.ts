@@ -389,6 +389,29 @@ function lookaheadPaths(message: string): string[][] {
  * expected, in words, and what was found, named by its token (never a raw
  * line break).
  */
+/**
+ * `m(` at the start of a member (a declaration without its type): its name,
+ * and whether it reads as a Java constructor (m is the enclosing class, the
+ * innermost `class m {` before it).
+ */
+function memberWithoutType(tokens: IToken[], offset: number): { name: string; constructor: boolean } | undefined {
+    const i = tokenIndex(tokens, offset);
+    const name = i > 1 ? tokens[i - 1] : undefined;
+    const before = i > 1 ? tokens[i - 2].tokenType.name : undefined;
+    if (!name || name.tokenType.name !== 'ID' || !(before === '{' || before === ';' || before === '}' || before === '*/')) return undefined;
+    let depth = 0;
+    for (let k = i - 2; k >= 0; k--) {
+        const t = tokens[k].tokenType.name;
+        if (t === '}') depth++;
+        else if (t === '{') {
+            if (depth > 0) { depth--; continue; }
+            const cls = k >= 2 && tokens[k - 2].tokenType.name === 'class' ? tokens[k - 1].image : undefined;
+            return { name: name.image, constructor: cls === name.image };
+        }
+    }
+    return { name: name.image, constructor: false };
+}
+
 function describeParserError(e: IRecognitionException, allTokens: () => IToken[]): { range: Range; message: string } {
     const token = e.token;
     let range = tokenRange(token);
@@ -434,6 +457,11 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
                     message: `Syntax error: expected an expression after '${token.image}' but found ${describeToken(next)}.`,
                 };
             }
+        }
+        if (mismatch[1] === 'ID' && token.tokenType.name === '(') {
+            const member = memberWithoutType(allTokens(), token.startOffset);
+            if (member?.constructor) return { range, message: `Syntax error: Calvin has no constructors: give the fields of '${member.name}' their initial values where they are declared ('int f = 0;'), or set them in a method called after 'new ${member.name}()'.` };
+            if (member) return { range, message: `Syntax error: expected a name but found '('; a method needs its result type before its name: 'void ${member.name}(...)' or 'int ${member.name}(...)'.` };
         }
         if (mismatch[1] === 'ID' && (ANNOTATION_KEYWORDS as readonly string[]).includes(token.tokenType.name)) {
             return { range, message: `Syntax error: expected a name but found '${token.image}', which is a keyword inside annotations: a field or variable named '${token.image}' cannot be used there; rename it.` };

@@ -243,7 +243,8 @@ export class StructureChecks {
 
     /** A non-void method must not fall off the end of its body. */
     checkMissingReturn(m: ast.MethodDecl, accept: ValidationAcceptor): void {
-        if (!m.body || typeOfTypeRef(m.type).kind === 'void' || typeOfTypeRef(m.type).kind === 'error') return;
+        // (a method without a name is a syntax error, reported as such)
+        if (!m.name || !m.body || typeOfTypeRef(m.type).kind === 'void' || typeOfTypeRef(m.type).kind === 'error') return;
         if (canCompleteNormally(m.body)) {
             const close = lastLeaf(m.body.$cstNode);
             accept('error', `'${m.name}' must return a value on every path: add a 'return' at the end of its body.`, {

@@ -52,7 +52,7 @@ program
                     witness: options.witness ? { bounds: parseBounds(options.witnessBounds) } : undefined,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
-                    trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`${printableLines(m)}\n`) : undefined,
+                    trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`[${performance.now().toFixed(0)} ms] ${printableLines(m)}\n`) : undefined,
                 },
             });
             const out = options.format === 'json' ? formatJson(report)

@@ -47,24 +47,42 @@ export interface RunResult {
  * session, so that its failures are those of a run without seed).
  */
 export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace, seed?: ReadonlySet<string>): Promise<RunResult> {
-    const send = async (text: string) => {
+    const raw = async (text: string) => {
         log?.(text);
         const t0 = Date.now();
         const out = await session.eval(text);
         trace?.(`[solver] ${Date.now() - t0} ms for ${text.length} chars: ${text.slice(0, 40).replace(/\n/g, ' ')}`);
-        const err = /\(error "([^"]*)"\)/.exec(out);
-        if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
         return out;
     };
+    const send = async (text: string) => noError(await raw(text));
     log?.(vc.obligations.map(c => `; obligation ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
     const candidates = vc.obligations.filter(c => c.kind === 'candidate');
     const text = (c: Obligation) => c.info.message.replace(/^candidate loop invariant /, '');
-    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(text(c))).map(c => c.id)), send, deadline, trace);
+    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(text(c))).map(c => c.id)), { send, raw }, deadline, trace);
+}
+
+/** The output, unless the solver reported an error in it. */
+function noError(out: string): string {
+    const err = /\(error "([^"]*)"\)/.exec(out);
+    if (err) throw new SolverFailure('error', `solver error: ${err[1]}`);
+    return out;
+}
+
+/** Printed between a check-sat's answer and the values asked with it (askFailing). */
+const VALUES_MARK = 'calvin-values';
+/** Error literals asked for in one get-value at most. */
+const VALUES_CHUNK = 2000;
+
+/** The error literals of the obligations `relevant` selects. */
+function errorNames(vc: VC, relevant: (c: Obligation) => boolean): string[] {
+    const byId = new Map(vc.obligations.map(c => [c.id, c]));
+    return [...vc.errors.entries()].filter(([, e]) => relevant(byId.get(e.obligation)!)).map(([name]) => name);
 }
 
 /** Houdini from the `live` candidates, then the program's obligations, on a session that has the VC. */
-async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promise<string>, deadline: number, trace?: Trace): Promise<RunResult> {
+async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => Promise<string>; raw: (text: string) => Promise<string> }, deadline: number, trace?: Trace): Promise<RunResult> {
+    const { send } = io;
     const disabled = new Set<number>();
     let queries = 0;
     let houdiniGaveUp = false;
@@ -83,6 +101,31 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
         lastMs = Date.now() - t0;
         return answer;
     };
+    /**
+     * The query and, in the same eval, the values of the relevant error literals: one round trip
+     * per Houdini step or failure instead of two (the values are read only when the answer is
+     * sat; after unsat the solver says that no model is available, which is ignored).
+     */
+    const askFailing = async (phase: 'houdini' | 'obligations', relevant: (c: Obligation) => boolean): Promise<{ answer: string; failing?: number[] }> => {
+        const names = errorNames(vc, relevant);
+        if (names.length === 0 || names.length > VALUES_CHUNK) {
+            const answer = await ask(phase);
+            return answer === 'sat' ? { answer, failing: await failingObligations(vc, send, relevant) } : { answer };
+        }
+        if (Date.now() > deadline) return { answer: 'unknown (out of time)' };
+        queries++;
+        const t0 = Date.now();
+        const out = await io.raw(`(check-sat-assuming (${literals(phase)}))\n(echo "${VALUES_MARK}")\n(get-value (${names.join(' ')}))\n`);
+        lastMs = Date.now() - t0;
+        const mark = out.indexOf(`${VALUES_MARK}\n`);
+        if (mark < 0) throw new SolverFailure('error', `solver error: no answer to check-sat-assuming (${out.slice(0, 200)})`);
+        const answer = lastLine(noError(out.slice(0, mark)));
+        if (answer !== 'sat') return { answer };
+        const values = parseValueList(noError(out.slice(mark + VALUES_MARK.length + 1)));
+        const failing = new Set<number>();
+        names.forEach((name, i) => { if (values[i] === 'true') failing.add(vc.errors.get(name)!.obligation); });
+        return { answer, failing: [...failing] };
+    };
     const unknown = async (answer: string): Promise<RunResult> => ({
         status: 'unknown', failures: [...failures].sort((a, b) => a.obligation.id - b.obligation.id), inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer), unknownAfterMs: lastMs,
     });
@@ -90,7 +133,7 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
     // Houdini
     if (live.size > 0) {
         for (;;) {
-            const answer = await ask('houdini');
+            const { answer, failing = [] } = await askFailing('houdini', c => c.kind === 'candidate' && live.has(c.id));
             if (answer === 'unsat') break;
             if (answer !== 'sat') {
                 trace?.(`[houdini] gave up: ${answer}`);
@@ -99,7 +142,6 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
                 houdiniGaveUp = true;
                 break;
             }
-            const failing = await failingObligations(vc, send, c => c.kind === 'candidate' && live.has(c.id));
             if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
             for (const id of failing) live.delete(id);
             trace?.(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.obligations[id].info.message).join(' | ')}`);
@@ -107,10 +149,9 @@ async function attempt(vc: VC, live: Set<number>, send: (text: string) => Promis
     }
     // The program's obligations
     for (;;) {
-        const answer = await ask('obligations');
+        const { answer, failing = [] } = await askFailing('obligations', c => c.kind !== 'candidate' && !disabled.has(c.id));
         if (answer === 'unsat') break;
         if (answer !== 'sat') return unknown(answer);
-        const failing = await failingObligations(vc, send, c => c.kind !== 'candidate' && !disabled.has(c.id));
         if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
         for (const id of failing) {
             disabled.add(id);
@@ -153,11 +194,10 @@ function inferred(vc: VC, live: Set<number>): Map<string, string[]> {
 
 /** The obligations (ids) whose error literal is true in the model. */
 async function failingObligations(vc: VC, send: (t: string) => Promise<string>, relevant: (c: Obligation) => boolean): Promise<number[]> {
-    const byId = new Map(vc.obligations.map(c => [c.id, c]));
-    const names = [...vc.errors.entries()].filter(([, e]) => relevant(byId.get(e.obligation)!)).map(([name]) => name);
+    const names = errorNames(vc, relevant);
     const found = new Set<number>();
-    for (let k = 0; k < names.length; k += 2000) {
-        const chunk = names.slice(k, k + 2000);
+    for (let k = 0; k < names.length; k += VALUES_CHUNK) {
+        const chunk = names.slice(k, k + VALUES_CHUNK);
         const values = parseValueList(await send(`(get-value (${chunk.join(' ')}))\n`));
         chunk.forEach((name, i) => { if (values[i] === 'true') found.add(vc.errors.get(name)!.obligation); });
     }

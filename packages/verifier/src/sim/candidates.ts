@@ -24,6 +24,8 @@ export interface CandidateInput {
     guards: Map<string, Guard>;
     pc?: { name: string; steps: number };
     userInvariants: Term[];
+    /** What follows the loop: the terms its assertions compare with something live at the head make candidates too. */
+    after?: Cmd[];
 }
 
 export interface Candidate {
@@ -35,6 +37,8 @@ const MAX_CANDIDATES = 400;
 /** Boolean variables of a loop, and facts about each, that get candidates of the form `b ==> fact`. */
 const MAX_FLAGS = 3;
 const MAX_FLAG_FACTS = 12;
+/** Terms taken from the assertions after a loop, at most. */
+const MAX_AFTER_ATOMS = 4;
 
 /**
  * Houdini candidates for a loop (pipeline stage 5): comparisons found in the
@@ -124,6 +128,23 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     };
     visitCmds(input.body);
     for (const t of input.userInvariants) visitTerm(t);
+    // An assertion after the loop often relates what the loop changes to what held before it
+    // (`int seen = count; while (...) { ... } assert count >= seen;`, or through a local read after
+    // the loop): the terms it reads that have a value at the head are compared with the loop's.
+    // (No constants from there: each would make a candidate of every term.)
+    let afterAtoms = 0;
+    const fromAssertion = (t: Term) => {
+        for (const a of [...T.freeVars(t)].filter(isLocal).map(n => T.v(n, input.locals.get(n)!.sort)).concat(T.readsOf(t).filter(r => r.state === undefined))) {
+            const sort = T.sortOf(a);
+            const atoms = sort === 'Int' ? intAtoms : sort === 'Ref' ? refAtoms : undefined;
+            if (!atoms || atoms.has(T.key(a)) || afterAtoms >= MAX_AFTER_ATOMS || !usable(a)) continue;
+            const sv = a.t === 'read' ? vocab.vars.get(a.map) : undefined;
+            if (a.t === 'read' && (!sv || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked')) continue;
+            atoms.set(T.key(a), a);
+            afterAtoms++;
+        }
+    };
+    for (const cond of assertionsIn(input.after ?? [])) fromAssertion(cond);
     for (const name of input.modifiedLocals) {
         const d = input.locals.get(name);
         if (d && (d.sort === 'Int' || d.sort === 'Ref')) addAtom(T.v(name, d.sort));
@@ -209,6 +230,30 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         }
     }
     return [...[...out.values()].slice(0, MAX_CANDIDATES - flagged.size), ...flagged.values()];
+}
+
+/** The conditions of the program's assertions (`assert`, `//@ assert`) among these commands. */
+function assertionsIn(cmds: Cmd[]): Term[] {
+    const out: Term[] = [];
+    const ops = (list: OpCmd[]) => {
+        for (const c of list) {
+            if (c.k === 'assert' && c.check?.code === 'assert') out.push(c.cond);
+            else if (c.k === 'if') { ops(c.then); ops(c.else); }
+        }
+    };
+    const walk = (list: Cmd[]) => {
+        for (const c of list) {
+            switch (c.k) {
+                case 'checkLocal': case 'checkState': if (c.check.code === 'assert') out.push(c.cond); break;
+                case 'op': ops(c.op.body); break;
+                case 'if': walk(c.then); walk(c.else); break;
+                case 'loop': case 'scope': walk(c.body); break;
+                default: break;
+            }
+        }
+    };
+    walk(cmds);
+    return out;
 }
 
 /** A variable of the program (its id has the front end's `name@line:col`), not a temporary of the lowering. */

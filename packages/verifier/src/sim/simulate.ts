@@ -68,6 +68,8 @@ export class Simulator {
     private provenance = new Map<string, { name: string; before: Term; after: Term; range: Range }>();
     /** Locals shown under another name than their variable's: `this`, `\result`, a parameter's entry copy. */
     private names = new Map<string, string>();
+    /** The command lists being simulated, and where in each the simulation is (followingCmds). */
+    private readonly following: Array<{ cmds: Cmd[]; next: number }> = [];
 
     constructor(private readonly spec: SimSpec, locals: Map<string, LocalDecl>) {
         this.locals = new Map(locals);
@@ -446,7 +448,26 @@ export class Simulator {
      */
     private cmds(cmds: Cmd[], phase: Phase): SCmd[] {
         const out: SCmd[] = [];
-        for (const c of cmds) append(out, this.cmd(c, phase));
+        const frame = { cmds, next: 0 };
+        this.following.push(frame);
+        try {
+            for (let i = 0; i < cmds.length; i++) {
+                frame.next = i + 1;
+                append(out, this.cmd(cmds[i], phase));
+            }
+        } finally {
+            this.following.pop();
+        }
+        return out;
+    }
+
+    /** The commands after the one being simulated, innermost first (what a loop is followed by). */
+    private followingCmds(): Cmd[] {
+        const out: Cmd[] = [];
+        for (let i = this.following.length - 1; i >= 0; i--) {
+            const f = this.following[i];
+            for (let k = f.next; k < f.cmds.length; k++) out.push(f.cmds[k]);
+        }
         return out;
     }
 
@@ -569,6 +590,7 @@ export class Simulator {
             definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards, range: c.range,
             pc: this.abs && analysis.hasOps ? { name: PC, steps: this.abs.steps.steps.length } : undefined,
             userInvariants: c.invariants.map(i => i.cond),
+            after: this.followingCmds(),
         });
         for (const cand of candidates) {
             invariants.push({

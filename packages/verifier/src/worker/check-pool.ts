@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ProgramModel, Range } from '../model/program.js';
-import type { CheckResult } from '../driver/verify.js';
+import type { CheckResult, UnknownReason } from '../driver/verify.js';
 import type { CheckOptions, CheckWorkerData, CheckWorkerToHost, HostToCheckWorker, WitnessRequest } from './check-protocol.js';
 import type { WitnessResult } from '../witness/types.js';
 import { DEFAULT_BOUNDS } from '../witness/types.js';
@@ -182,7 +182,7 @@ export class CheckPool {
         try {
             await slot.ready;
         } catch (e) {
-            this.settle(slot, unfinished(q.job, `the solver could not start (${(e as Error).message})`, 0));
+            this.settle(slot, unfinished(q.job, `the solver could not start (${(e as Error).message})`, 0, 'unknown', 'solver-error'));
             return;
         }
         if (slot.running?.id !== q.id) return;
@@ -199,7 +199,7 @@ export class CheckPool {
         slot.running.timers.push(setTimeout(() => {
             if (slot.running?.id !== q.id) return;
             const ms = Date.now() - slot.running.started;
-            this.restart(slot, unfinished(job, `it ran out of time (limit ${job.options.checkBudgetMs} ms per check; raise it with calvin.timeLimitMs)`, ms));
+            this.restart(slot, unfinished(job, `it ran out of time (limit ${job.options.checkBudgetMs} ms per check; raise it with calvin.timeLimitMs)`, ms, 'unknown', 'timeout'));
         }, job.options.checkBudgetMs + HARD_GRACE_MS));
     }
 
@@ -248,7 +248,7 @@ export class CheckPool {
                     case 'failure':
                         if (slot.running?.id === m.id) {
                             const job = slot.running.job;
-                            this.settle(slot, unfinished(job, m.kind === 'crash' ? `the solver crashed (${m.message}); it was restarted` : `internal error: ${m.message}`, Date.now() - slot.running.started, m.kind === 'crash' ? 'unknown' : 'error'));
+                            this.settle(slot, unfinished(job, m.kind === 'crash' ? `the solver crashed (${m.message}); it was restarted` : `internal error: ${m.message}`, Date.now() - slot.running.started, m.kind === 'crash' ? 'unknown' : 'error', m.kind === 'crash' ? 'solver-crash' : 'internal'));
                         }
                         return;
                 }
@@ -262,7 +262,7 @@ export class CheckPool {
                 reject(new Error(`the check worker exited (code ${code}): ${slot.lastError}`));
                 if (slot.running) {
                     const job = slot.running.job;
-                    this.settle(slot, unfinished(job, `the solver crashed (exit code ${code}${slot.lastError ? `: ${slot.lastError.trim().split('\n').pop()}` : ''}); it was restarted`, Date.now() - slot.running.started));
+                    this.settle(slot, unfinished(job, `the solver crashed (exit code ${code}${slot.lastError ? `: ${slot.lastError.trim().split('\n').pop()}` : ''}); it was restarted`, Date.now() - slot.running.started, 'unknown', 'solver-crash'));
                 }
                 if (!started && ++slot.failedStarts >= 3) return; // it cannot start: checks get 'could not start'
                 this.start(slot);
@@ -284,16 +284,16 @@ export class CheckPool {
 }
 
 /** A job that did not finish: a check is unknown (never verified); a witness search is not confirmed, and says why. */
-function unfinished(job: CheckJob, why: string, ms: number, status: CheckResult['status'] = 'unknown'): JobOutcome {
+function unfinished(job: CheckJob, why: string, ms: number, status: CheckResult['status'] = 'unknown', reason: UnknownReason = 'solver-error'): JobOutcome {
     if (job.witness) return { kind: 'witness', witness: { status: 'not-confirmed', bounds: { ...DEFAULT_BOUNDS, ...job.witness.bounds }, reason: `the witness search did not finish: ${why}`, timeMs: ms } };
-    return { kind: 'result', result: failed(job, why, ms, status) };
+    return { kind: 'result', result: failed(job, why, ms, status, reason) };
 }
 
-/** A check that did not finish: unknown (or error), with a warning at its name, never verified. */
-function failed(job: CheckJob, why: string, ms: number, status: CheckResult['status'] = 'unknown'): CheckResult {
+/** A check that did not finish: unknown (or error), with a warning at its name and why (`unknown`), never verified. */
+function failed(job: CheckJob, why: string, ms: number, status: CheckResult['status'], reason: UnknownReason): CheckResult {
     const what = job.kind === 'thread' ? `thread ${job.name}` : job.kind === 'init' ? 'the initialization check' : `the abstraction check of ${job.name}`;
     return {
-        key: job.key, name: job.name, kind: job.kind, range: job.range, status, timeMs: ms, solverMs: 0, queries: 0,
+        key: job.key, name: job.name, kind: job.kind, range: job.range, status, unknown: { reason, detail: why }, timeMs: ms, solverMs: 0, queries: 0,
         diagnostics: [{ range: job.range, severity: 'warning', code: 'unknown', related: [], message: `${what} is not verified: ${why}` }],
         environment: [], invariant: [], inferredLoopInvariants: [], loopInvariants: [], accesses: [], envStar: '',
     };
