@@ -231,6 +231,12 @@ describe('stages 4-8 with the real Z3', () => {
         const withSeed = await run(buggy, full.inferredLoopInvariants);
         assert.deepEqual(withSeed.diagnostics, plain.diagnostics);
         assert.equal(withSeed.status, 'failed');
+        // only a run whose Houdini kept what it keeps from all candidates says what they were (a later
+        // run may start from it): a run from all of them, or one that ran again from all; not one
+        // verified from a seed (it kept what it keeps from the seed, possibly less)
+        assert.ok(full.candidates && full.candidates.length > full.inferredLoopInvariants.length, JSON.stringify(full.candidates));
+        assert.deepEqual(empty.candidates, full.candidates);
+        assert.equal(seeded.candidates, undefined);
     });
 
     it('one procedure\'s queries report all its failing checks, with counterexample values', async () => {

@@ -194,13 +194,18 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
         const deadline = start + (options.checkBudgetMs ?? 4 * timeLimitMs);
         let result: RunResult | undefined;
+        // Whether Houdini's outcome is that of a start from all candidates: only then may a later
+        // run start from what it kept, with these candidates (houdiniSeedCandidates).
+        let exact = true;
         if (options.houdiniSeed) {
             // From the invariants a previous run kept; not verified from them: again from all
             // candidates, in a fresh session (the same failures and values as a run without seed).
             result = await runVC(vc, session, log, deadline, options.trace, new Set(options.houdiniSeed));
-            const covered = options.houdiniSeedCandidates !== undefined && result.status === 'failed' && !result.houdiniGaveUp
+            const covered = options.houdiniSeedCandidates !== undefined && !result.houdiniGaveUp
                 && candidatesOf(vc).every(t => options.houdiniSeedCandidates!.includes(t));
-            if (result.status !== 'verified' && !covered) {
+            exact = covered;
+            if (result.status !== 'verified' && !(covered && result.status === 'failed')) {
+                exact = true;
                 base.queries += result.queries;
                 options.trace?.(`[houdini] ${u.name}: not verified from the ${options.houdiniSeed.length} seeded candidates; again from all`);
                 session.close();
@@ -212,7 +217,7 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         result ??= await runVC(vc, session, log, deadline, options.trace); // stage 7
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
-        base.candidates = candidatesOf(vc);
+        if (exact && !result.houdiniGaveUp) base.candidates = candidatesOf(vc);
         base.diagnostics = findings(result.failures, ctx.program);           // stage 8
         base.loopInvariants = loopInvariantsOf(vc.obligations, result.live);
         base.accesses = accessesOf(lowered.body, base.diagnostics);

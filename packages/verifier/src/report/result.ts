@@ -50,7 +50,12 @@ export interface CheckResult {
     inferredLoopInvariants: string[];
     /** The inferred loop invariants by loop (the loop statement's range). */
     loopInvariants: Array<{ range: Range; texts: string[] }>;
-    /** Every loop-invariant candidate the check's Houdini started from (texts; to seed a later run, `VerifyOptions.houdiniSeed`). */
+    /**
+     * Every loop-invariant candidate of the check (texts), when what Houdini kept is what it keeps
+     * from all of them (not after it gave up, nor from a seed that was not known to be exact): a
+     * later run that has only lost assumptions may start from what this one kept
+     * (`VerifyOptions.houdiniSeed` and `houdiniSeedCandidates`).
+     */
     candidates?: string[];
     /** The thread's shared accesses and whether each is stable there (race-free), per this check. */
     accesses: Array<{ range: Range; text: string; write: boolean; sync: boolean; stable: boolean }>;
