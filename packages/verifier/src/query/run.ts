@@ -71,6 +71,8 @@ function noError(out: string): string {
 
 /** Printed between a check-sat's answer and the values asked with it (askFailing). */
 const VALUES_MARK = 'calvin-values';
+/** Its line in the output (a z3 on Windows ends lines with \r\n). */
+const VALUES_LINE = /(?:^|\n)calvin-values\r?\n/;
 /** Error literals asked for in one get-value at most. */
 const VALUES_CHUNK = 2000;
 
@@ -117,11 +119,11 @@ async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => 
         const t0 = Date.now();
         const out = await io.raw(`(check-sat-assuming (${literals(phase)}))\n(echo "${VALUES_MARK}")\n(get-value (${names.join(' ')}))\n`);
         lastMs = Date.now() - t0;
-        const mark = out.indexOf(`${VALUES_MARK}\n`);
-        if (mark < 0) throw new SolverFailure('error', `solver error: no answer to check-sat-assuming (${out.slice(0, 200)})`);
-        const answer = lastLine(noError(out.slice(0, mark)));
+        const mark = VALUES_LINE.exec(out);
+        if (!mark) throw new SolverFailure('error', `solver error: no answer to check-sat-assuming (${out.slice(0, 200)})`);
+        const answer = lastLine(noError(out.slice(0, mark.index)));
         if (answer !== 'sat') return { answer };
-        const values = parseValueList(noError(out.slice(mark + VALUES_MARK.length + 1)));
+        const values = parseValueList(noError(out.slice(mark.index + mark[0].length)));
         const failing = new Set<number>();
         names.forEach((name, i) => { if (values[i] === 'true') failing.add(vc.errors.get(name)!.obligation); });
         return { answer, failing: [...failing] };
