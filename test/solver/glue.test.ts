@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { invokeHelperModule, patchGlue, readInvokeImports, tableCopyModule } from '../../packages/verifier/src/solver-host/z3-glue.js';
+import { PRESTARTED_THREADS, prespawnThreads } from '../../packages/verifier/src/solver-host/z3-direct.js';
 import { ROOT } from '../util/paths.js';
 import { HARD_QUERY, makeVc } from './vcs.js';
 
@@ -57,6 +58,9 @@ interface DirectInstance {
     eval(text: string): Promise<string>;
     reset(): void;
     invokes: boolean;
+    /** Emscripten's pool of Z3's thread Workers. */
+    threads: { unusedWorkers: unknown[]; runningWorkers: unknown[] };
+    em: any;
 }
 
 /** A Z3 on this thread from a glue file (z3-solver's low-level API, as z3-direct.ts uses it). */
@@ -67,6 +71,8 @@ async function z3From(glue: string): Promise<DirectInstance> {
     let ctx = Z3.mk_context_rc(cfg);
     return {
         invokes: em.calvinInvokes === true,
+        threads: em.PThread,
+        em,
         reset: () => { Z3.del_context(ctx); ctx = Z3.mk_context_rc(cfg); },
         eval: async (text: string) => {
             const bytes = Buffer.from(text, 'utf8');
@@ -100,6 +106,20 @@ function scripts(): string[] {
     return out;
 }
 
+describe("Z3's threads started ahead (z3-direct.ts)", () => {
+    it('a query with a time limit uses the threads started ahead and starts none of its own', T, async () => {
+        const z3 = await z3From(BUILT[0]);
+        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS), 2);
+        const workers = () => z3.threads.unusedWorkers.length + z3.threads.runningWorkers.length;
+        assert.equal(workers(), 2);
+        // the async call's thread, and the thread of Z3's timer (:timeout)
+        const out = await z3.eval('(set-option :timeout 5000)\n(declare-const x Int)\n(assert (> x 2))\n(check-sat)\n(get-value (x))\n');
+        assert.match(out, /^sat\n\(\(x \d+\)\)/);
+        assert.equal(await z3.eval('(check-sat)\n'), 'sat\n');
+        assert.equal(workers(), 2);
+    });
+});
+
 describe('z3-solver glue: the patched glue answers like the stock one', () => {
     it('same outputs on models, errors and resource limits, with the WebAssembly invokes in use', T, async () => {
         const built = BUILT[0];
@@ -127,12 +147,13 @@ describe('z3-solver glue: the patched glue answers like the stock one', () => {
             const data = bundle.includes('check-worker') ? {} : { kind: 'calvin-z3-worker', prewarm: false };
             const worker = new Worker(script, { workerData: data, execArgv: [], stdout: true, stderr: true });
             try {
-                const ready = await new Promise<{ type: string; glue?: string; message?: string }>((resolve, reject) => {
+                const ready = await new Promise<{ type: string; glue?: string; threads?: number; message?: string }>((resolve, reject) => {
                     worker.on('message', m => { if (m.type === 'ready' || m.type === 'fatal') resolve(m); });
                     worker.on('error', reject);
                 });
                 assert.equal(ready.type, 'ready', ready.message);
                 assert.equal(ready.glue, 'patched');
+                assert.equal(ready.threads, 2);
             } finally {
                 await worker.terminate();
             }

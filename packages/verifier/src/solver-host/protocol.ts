@@ -17,8 +17,8 @@ export type HostToWorker =
     | { type: 'debug-hang'; id: number };
 
 export type WorkerToHost =
-    /** glue: which Emscripten glue runs Z3 (z3-direct.ts). */
-    | { type: 'ready'; z3Version: string; initMs: number; prewarmMs: number; glue: 'patched' | 'stock' }
+    /** glue: which Emscripten glue runs Z3; threads: Z3's threads started ahead (z3-direct.ts). */
+    | { type: 'ready'; z3Version: string; initMs: number; prewarmMs: number; glue: 'patched' | 'stock'; threads: number }
     | { type: 'result'; id: number; output: string }
     /** 'crash': the wasm instance is unusable and the worker exits right after this message. */
     | { type: 'failure'; id: number; kind: 'crash' | 'error'; message: string }

@@ -31,6 +31,8 @@ export interface DirectZ3 {
     readonly initMs: number;
     /** Which Emscripten glue runs Z3: the build's patched copy (with its WebAssembly invokes), or z3-solver's own. */
     readonly glue: 'patched' | 'stock';
+    /** Z3's threads (pthread Workers) started ahead (prespawnThreads). */
+    readonly threads: number;
 }
 
 /** Where the glue (z3-built.cjs, patched; z3-solver's z3-built.js) and the module (z3-built.wasm) are, and which glue it is. */
@@ -60,6 +62,36 @@ export function isWasmCrash(e: unknown): boolean {
 
 export { WasmRuntimeError };
 
+/** Emscripten's pool of pthread Workers (exported by z3-solver's glue as Module.PThread). */
+interface PThreadPool {
+    unusedWorkers: Array<{ unref?(): void }>;
+    allocateUnusedWorker(): void;
+    loadWasmModuleToWorker(worker: unknown): Promise<void>;
+}
+
+/**
+ * Z3 runs each async call on a thread of its own and starts one more for its
+ * timer (`:timeout`): each is a Worker that loads the glue and the module (about
+ * 0.15 s each, one after the other in the first query). They start here, side
+ * by side, while the context is made and the first query parsed; Emscripten's
+ * pool hands them out when Z3 asks for threads. (Unreferenced: an idle one
+ * never keeps the process alive.)
+ */
+export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: number): number {
+    const pool = em.PThread;
+    if (!pool || typeof pool.allocateUnusedWorker !== 'function' || typeof pool.loadWasmModuleToWorker !== 'function' || !Array.isArray(pool.unusedWorkers)) return 0;
+    for (let i = 0; i < n; i++) {
+        pool.allocateUnusedWorker();
+        const worker = pool.unusedWorkers[pool.unusedWorkers.length - 1];
+        worker.unref?.();
+        void pool.loadWasmModuleToWorker(worker).catch(() => undefined);
+    }
+    return n;
+}
+
+/** Z3's threads in a query with a time limit: the async call's and the timer's. */
+export const PRESTARTED_THREADS = 2;
+
 export async function startZ3(): Promise<DirectZ3> {
     const t0 = performance.now();
     const files = z3Files();
@@ -70,6 +102,7 @@ export async function startZ3(): Promise<DirectZ3> {
         // Z3's pthreads must load the glue, not this bundle.
         mainScriptUrlOrBlob: files.glue,
     });
+    const threads = prespawnThreads(em, PRESTARTED_THREADS);
     const newContext = () => {
         const cfg = Z3.mk_config();
         const c = Z3.mk_context_rc(cfg);
@@ -84,6 +117,7 @@ export async function startZ3(): Promise<DirectZ3> {
         version: `${v.major}.${v.minor}.${v.build_number}`,
         initMs,
         glue: files.kind === 'patched' && em.calvinInvokes === true ? 'patched' : 'stock',
+        threads,
         interrupt: () => { if (busy) Z3.interrupt(ctx); },
         async eval(text: string): Promise<string> {
             if (text.startsWith('(reset)')) {

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
         void pump();
     });
 
-    send({ type: 'ready', z3Version: z3.version, initMs: z3.initMs, prewarmMs, glue: z3.glue });
+    send({ type: 'ready', z3Version: z3.version, initMs: z3.initMs, prewarmMs, glue: z3.glue, threads: z3.threads });
 }
 
 main().catch(e => {

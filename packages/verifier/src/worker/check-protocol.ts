@@ -41,7 +41,7 @@ export type HostToCheckWorker =
     | { type: 'debug'; what: 'crash' | 'hang' };
 
 export type CheckWorkerToHost =
-    | { type: 'ready'; initMs: number; z3Version: string; solver: 'z3-wasm' | 'z3-native'; glue?: 'patched' | 'stock' }
+    | { type: 'ready'; initMs: number; z3Version: string; solver: 'z3-wasm' | 'z3-native'; glue?: 'patched' | 'stock'; threads?: number }
     | { type: 'result'; id: number; result: CheckResult }
     | { type: 'witness'; id: number; witness: WitnessResult }
     | { type: 'cancelled'; id: number }

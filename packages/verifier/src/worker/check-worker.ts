@@ -39,6 +39,7 @@ interface WorkerSolver {
     initMs: number;
     version: string;
     glue?: 'patched' | 'stock';
+    threads?: number;
 }
 
 async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSolver> {
@@ -54,7 +55,7 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
     }
     const z3: DirectZ3 = await startZ3();
     await z3.eval(WARM_UP);
-    return { name: 'z3-wasm', initMs: z3.initMs, version: z3.version, glue: z3.glue, eval: text => z3.eval(text), interrupt: () => z3.interrupt() };
+    return { name: 'z3-wasm', initMs: z3.initMs, version: z3.version, glue: z3.glue, threads: z3.threads, eval: text => z3.eval(text), interrupt: () => z3.interrupt() };
 }
 
 /** Sessions on the worker's solver; `cancelled` makes every later eval fail at once. */
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
                 return;
         }
     });
-    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version, solver: z3.name, ...(z3.glue ? { glue: z3.glue } : {}) });
+    send({ type: 'ready', initMs: z3.initMs, z3Version: z3.version, solver: z3.name, ...(z3.glue ? { glue: z3.glue } : {}), ...(z3.threads !== undefined ? { threads: z3.threads } : {}) });
 }
 
 main().catch(e => {
