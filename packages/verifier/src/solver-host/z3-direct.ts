@@ -72,10 +72,10 @@ interface PThreadPool {
 /**
  * Z3 runs each async call on a thread of its own and starts one more for its
  * timer (`:timeout`): each is a Worker that loads the glue and the module (about
- * 0.15 s each, one after the other in the first query). They start here, side
+ * 0.15 s each, one after the other in the first queries). They start here, side
  * by side, while the context is made and the first query parsed; Emscripten's
- * pool hands them out when Z3 asks for threads. (Unreferenced: an idle one
- * never keeps the process alive.)
+ * pool hands them out when Z3 asks for threads (it makes more when they are
+ * busy). Unreferenced: an idle one never keeps the process alive.
  */
 export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: number): number {
     const pool = em.PThread;
@@ -83,14 +83,19 @@ export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: numbe
     for (let i = 0; i < n; i++) {
         pool.allocateUnusedWorker();
         const worker = pool.unusedWorkers[pool.unusedWorkers.length - 1];
-        worker.unref?.();
         void pool.loadWasmModuleToWorker(worker).catch(() => undefined);
+        // (after the load has put its listeners on the Worker: a listener references it again)
+        worker.unref?.();
     }
     return n;
 }
 
-/** Z3's threads in a query with a time limit: the async call's and the timer's. */
-export const PRESTARTED_THREADS = 2;
+/**
+ * Z3's threads in a query with a time limit: the async call's and the timer's,
+ * and the next async call's, which may start before the thread of the last one
+ * is back in Emscripten's pool.
+ */
+export const PRESTARTED_THREADS = 3;
 
 export async function startZ3(): Promise<DirectZ3> {
     const t0 = performance.now();

@@ -159,7 +159,7 @@ const HELPER_SLOTS = { stackSave: 0, stackRestore: 1, setThrew: 2, offset: 3 } a
 const OP = {
     if: 0x04, try: 0x06, rethrow: 0x09, end: 0x0b, return: 0x0f, call: 0x10, callIndirect: 0x11,
     catchAll: 0x19, localGet: 0x20, localSet: 0x21, i32Const: 0x41, i64Const: 0x42, f32Const: 0x43, f64Const: 0x44,
-    i32Eqz: 0x45, i32GeU: 0x4f, i32Add: 0x6a, prefixFC: 0xfc, tableSize: 16, tableCopy: 14,
+    i32Eqz: 0x45, i32GeU: 0x4f, i32Add: 0x6a, prefixFC: 0xfc, tableSize: 16, tableGet: 0x25, refIsNull: 0xd1,
 } as const;
 const EMPTY = 0x40;
 const FUNCREF = 0x70;
@@ -167,7 +167,9 @@ const FUNCREF = 0x70;
 /**
  * The helper module: for each `invoke_<sig>`, a WebAssembly function of the
  * same type that calls entry `index` of the Z3 module's table (copied into the
- * helper's own table, `env.t`, at HELPER_SLOTS.offset) inside `try`/`catch_all`.
+ * helper's own table, `env.t`, at HELPER_SLOTS.offset, on its first call by
+ * `env.fill(index)`: copying all of Z3's tens of thousands of entries up front
+ * took 40 ms in every thread) inside `try`/`catch_all`.
  * On an exception it does what the glue's JavaScript invoke did: restore the
  * stack pointer, rethrow unless it is a C++ exception or longjmp of the glue
  * (`env.isEH()` says so), else `setThrew(1, 0)` and return zero. An index past
@@ -193,15 +195,17 @@ export function invokeHelperModule(invokes: readonly InvokeImport[]): Uint8Array
         if (inv.params[0] !== 'i32' || inv.results.length > 1) throw new Error(`unexpected type of ${inv.name}`);
     }
 
-    // imports: the table, isEH, then one fallback per invoke
+    // imports: the table, isEH, fill, then one fallback per invoke
     const imports: number[][] = [
         [...str('env'), ...str('t'), 0x01, FUNCREF, 0x00, ...u32(0)],
         [...str('env'), ...str('isEH'), 0x00, ...u32(tStackSave)],
+        [...str('env'), ...str('fill'), 0x00, ...u32(tStackRestore)],
         ...invokes.map(inv => [...str('env'), ...str(`fb_${inv.name}`), 0x00, ...u32(typeOf(inv.params, inv.results))]),
     ];
     const IS_EH = 0;
-    const fallback = (k: number) => 1 + k;
-    const firstDefined = 1 + invokes.length;
+    const FILL = 1;
+    const fallback = (k: number) => 2 + k;
+    const firstDefined = 2 + invokes.length;
 
     const bodies = invokes.map((inv, k) => {
         const nArgs = inv.params.length - 1;
@@ -218,6 +222,11 @@ export function invokeHelperModule(invokes: readonly InvokeImport[]): Uint8Array
             OP.localGet, 0, OP.i32Const, ...i32(HELPER_SLOTS.offset), OP.i32Add, OP.prefixFC, ...u32(OP.tableSize), 0, OP.i32GeU,
             OP.if, EMPTY,
             OP.localGet, 0, ...args, OP.call, ...u32(fallback(k)), OP.return,
+            OP.end,
+            // not copied yet: fill(index)
+            OP.localGet, 0, OP.i32Const, ...i32(HELPER_SLOTS.offset), OP.i32Add, OP.tableGet, 0, OP.refIsNull,
+            OP.if, EMPTY,
+            OP.localGet, 0, OP.call, ...u32(FILL),
             OP.end,
             // sp = stackSave()
             OP.i32Const, ...i32(HELPER_SLOTS.stackSave), OP.callIndirect, ...u32(tStackSave), 0, OP.localSet, ...u32(sp),
@@ -248,47 +257,24 @@ export function invokeHelperModule(invokes: readonly InvokeImport[]): Uint8Array
     return Uint8Array.from(bytes);
 }
 
-/**
- * A module that copies `n` entries of table `env.src` (from `srcAt`) into
- * table `env.dst` (at `dstAt`), in WebAssembly: no JavaScript wrapper is made
- * for the tens of thousands of functions of Z3's table.
- */
-export function tableCopyModule(): Uint8Array {
-    const type = [0x60, ...vec([[0x7f], [0x7f], [0x7f]]), ...vec([])];
-    const imports = [
-        [...str('env'), ...str('dst'), 0x01, FUNCREF, 0x00, ...u32(0)],
-        [...str('env'), ...str('src'), 0x01, FUNCREF, 0x00, ...u32(0)],
-    ];
-    const code = [OP.localGet, 0, OP.localGet, 1, OP.localGet, 2, OP.prefixFC, ...u32(OP.tableCopy), 0, 1, OP.end];
-    const body = [...vec([]), ...code];
-    return Uint8Array.from([
-        0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-        ...section(1, vec([type])),
-        ...section(2, vec(imports)),
-        ...section(3, vec([u32(0)])),
-        ...section(7, vec([[...str('copy'), 0x00, ...u32(0)]])),
-        ...section(10, vec([[...u32(body.length), ...body]])),
-    ]);
-}
-
 // --------------------------------------------------------------- the run-time part and the patches
 
 /**
  * JavaScript put at the start of the patched glue: `calvinInvokes.install`
  * replaces the import object's invokes by the helper's (before the Z3 module
- * is instantiated, on the main thread and in every pthread), `link` fills the
- * helper's table from the new instance's. The exceptions the glue throws for
+ * is instantiated, on the main thread and in every pthread), `link` sizes the
+ * helper's table for the new instance's, whose entries it copies when first
+ * called. The exceptions the glue throws for
  * C++ `throw` and `longjmp` are marked on their way out, for `isEH`.
  */
 export function runtimeSnippet(invokes: readonly InvokeImport[]): string {
     const helper = Buffer.from(invokeHelperModule(invokes)).toString('base64');
-    const copier = Buffer.from(tableCopyModule()).toString('base64');
     const names = JSON.stringify(invokes.map(i => i.name));
     return `// Calvin: WebAssembly invokes (packages/verifier/src/solver-host/z3-glue.ts)
 var calvinInvokes = (() => {
   const NAMES = ${names};
   const THROWERS = ['__cxa_throw', '__resumeException', '__cxa_rethrow', '_emscripten_throw_longjmp'];
-  let table, copier, helper, pendingEH = false, failed = false;
+  let table, src, helper, pendingEH = false, failed = false;
   return {
     // (the glue may build its import object more than once: each gets the helper's invokes)
     install(imports) {
@@ -296,13 +282,16 @@ var calvinInvokes = (() => {
       try {
         if (!helper) {
           table = new WebAssembly.Table({ element: 'anyfunc', initial: ${HELPER_SLOTS.offset} });
-          const env = { t: table, isEH: () => { const r = pendingEH; pendingEH = false; return r ? 1 : 0; } };
+          const env = {
+            t: table,
+            isEH: () => { const r = pendingEH; pendingEH = false; return r ? 1 : 0; },
+            fill: (i) => { table.set(${HELPER_SLOTS.offset} + i, src.get(i)); },
+          };
           for (const name of NAMES) {
             const stock = imports[name];
             if (typeof stock !== 'function') { failed = true; return; }
             env['fb_' + name] = (...args) => { try { return stock(...args); } finally { pendingEH = false; } };
           }
-          copier = new WebAssembly.Module(Buffer.from('${copier}', 'base64'));
           helper = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from('${helper}', 'base64')), { env });
         }
         for (const name of THROWERS) {
@@ -324,8 +313,9 @@ var calvinInvokes = (() => {
       table.set(${HELPER_SLOTS.stackSave}, exports['emscripten_stack_get_current']);
       table.set(${HELPER_SLOTS.stackRestore}, exports['_emscripten_stack_restore']);
       table.set(${HELPER_SLOTS.setThrew}, exports['setThrew']);
-      const copy = new WebAssembly.Instance(copier, { env: { dst: table, src: wasmTable } });
-      copy.exports.copy(${HELPER_SLOTS.offset}, 0, n);
+      // (another instance's entries, if this thread ever made a second one, are not this one's)
+      if (src && src !== wasmTable) for (let i = ${HELPER_SLOTS.offset}; i < table.length; i++) table.set(i, null);
+      src = wasmTable;
     },
   };
 })();
