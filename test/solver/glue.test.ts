@@ -108,13 +108,13 @@ function scripts(): string[] {
 describe("Z3's threads started ahead (z3-direct.ts)", () => {
     it('the first query with a time limit uses the threads started ahead and starts none of its own; they never keep the process alive', T, async () => {
         const z3 = await z3From(BUILT[0]);
-        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS), 3);
+        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS), 2);
         const workers = () => z3.threads.unusedWorkers.length + z3.threads.runningWorkers.length;
-        assert.equal(workers(), 3);
-        // the async calls' threads, and the thread of Z3's timer (:timeout)
+        assert.equal(workers(), 2);
+        // the async call's thread, and the thread of Z3's timer (:timeout)
         const out = await z3.eval('(set-option :timeout 5000)\n(declare-const x Int)\n(assert (> x 2))\n(check-sat)\n(get-value (x))\n');
         assert.match(out, /^sat\n\(\(x \d+\)\)/);
-        assert.equal(workers(), 3);
+        assert.equal(workers(), 2);
         // (more evals may make a thread more, when the last one's is not back in the pool yet; this
         // test file's process must still end on its own, with every thread idle)
         for (let i = 0; i < 20; i++) assert.equal(await z3.eval('(check-sat)\n'), 'sat\n');
@@ -154,7 +154,7 @@ describe('z3-solver glue: the patched glue answers like the stock one', () => {
                 });
                 assert.equal(ready.type, 'ready', ready.message);
                 assert.equal(ready.glue, 'patched');
-                assert.equal(ready.threads, 3);
+                assert.equal(ready.threads, 2);
             } finally {
                 await worker.terminate();
             }

@@ -91,11 +91,14 @@ export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: numbe
 }
 
 /**
- * Z3's threads in a query with a time limit: the async call's and the timer's,
- * and the next async call's, which may start before the thread of the last one
- * is back in Emscripten's pool.
+ * Z3's threads in a query with a time limit: the async call's and the timer's.
+ * (The next async call may start before the last one's thread is back in
+ * Emscripten's pool: a third one is made then. Started ahead too, it cost more
+ * than it saved: each is a JavaScript realm and an instance of the module, on
+ * cores the other solver and the front end need. Measured on the textbook
+ * programs, 2 jobs: 50-100 ms slower end to end with three.)
  */
-export const PRESTARTED_THREADS = 3;
+export const PRESTARTED_THREADS = 2;
 
 export async function startZ3(): Promise<DirectZ3> {
     const t0 = performance.now();
