@@ -1350,6 +1350,13 @@ class Account {
 }
 thread T { Account a = new Account(); int x = a.get(); }`;
         await expectDiagnostics(src, [err(src, '(', 'syntax', /^Syntax error: Calvin has no constructors: give the fields of 'Account' their initial values where they are declared \('int f = 0;'\), or set them in a method called after 'new Account\(\)'\.$/, { in: 'Account(int b)' })]);
+        // arguments to `new`: the same
+        const args = `
+class Account {
+  int balance = 50;
+}
+final Account a = new Account(60);`;
+        await expectDiagnostics(args, [err(args, '60', 'syntax', /^Syntax error: 'new Account\(\)' takes no arguments: Calvin has no constructors; give the fields of 'Account' their initial values where they are declared, or set them in a method called after 'new Account\(\)'\.$/)]);
         // a method whose result type is missing: that is what the error says
         const other = `
 class Account {

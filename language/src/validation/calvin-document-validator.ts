@@ -458,6 +458,15 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
                 };
             }
         }
+        // `new C(60)`: arguments to a constructor
+        if (mismatch[1] === ')') {
+            const tokens = allTokens();
+            const i = tokenIndex(tokens, token.startOffset);
+            if (i >= 3 && tokens[i - 1].tokenType.name === '(' && tokens[i - 2].tokenType.name === 'ID' && tokens[i - 3].tokenType.name === 'new') {
+                const cls = tokens[i - 2].image;
+                return { range, message: `Syntax error: 'new ${cls}()' takes no arguments: Calvin has no constructors; give the fields of '${cls}' their initial values where they are declared, or set them in a method called after 'new ${cls}()'.` };
+            }
+        }
         if (mismatch[1] === 'ID' && token.tokenType.name === '(') {
             const member = memberWithoutType(allTokens(), token.startOffset);
             if (member?.constructor) return { range, message: `Syntax error: Calvin has no constructors: give the fields of '${member.name}' their initial values where they are declared ('int f = 0;'), or set them in a method called after 'new ${member.name}()'.` };
