@@ -9,7 +9,7 @@ import { checksOf, checkSpec, namesThreads, programContext, type Check, type Pro
 import { lowerCheck, simulationProgram, type LoweredCheck } from './stages.js';
 import type { SimSpec } from '../sim/simulate.js';
 import { vcgen, type VC } from '../vc/vcgen.js';
-import { runVC, type RunResult } from '../query/run.js';
+import { candidateText, runVC, type RunResult } from '../query/run.js';
 import { closure, syntacticallyTransitive, type Closure } from '../closure/closure.js';
 import type { QueryLog, SolverBackend, SolverSession, Trace } from '../solver-host/types.js';
 import { SolverFailure } from '../solver-host/types.js';
@@ -194,6 +194,7 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         session = timed(await options.solver.openSession({ timeLimitMs, resourceLimit: options.resourceLimit }), base);
         const deadline = start + (options.checkBudgetMs ?? 4 * timeLimitMs);
         let result: RunResult | undefined;
+        const candidates = candidatesOf(vc);
         // Whether Houdini's outcome is that of a start from all candidates: only then may a later
         // run start from what it kept, with these candidates (houdiniSeedCandidates).
         let exact = true;
@@ -201,11 +202,11 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
             // From the invariants a previous run kept; not verified from them: again from all
             // candidates, in a fresh session (the same failures and values as a run without seed).
             result = await runVC(vc, session, log, deadline, options.trace, new Set(options.houdiniSeed));
-            const covered = options.houdiniSeedCandidates !== undefined && !result.houdiniGaveUp
-                && candidatesOf(vc).every(t => options.houdiniSeedCandidates!.includes(t));
-            exact = covered;
-            if (result.status !== 'verified' && !(covered && result.status === 'failed')) {
-                exact = true;
+            const before = options.houdiniSeedCandidates && new Set(options.houdiniSeedCandidates);
+            const covered = before !== undefined && !result.houdiniGaveUp && candidates.every(t => before.has(t));
+            if (result.status === 'verified' || (covered && result.status === 'failed')) {
+                exact = covered; // (verified from a seed not known to be exact: the verdict stands, the kept set may be smaller)
+            } else {
                 base.queries += result.queries;
                 options.trace?.(`[houdini] ${u.name}: not verified from the ${options.houdiniSeed.length} seeded candidates; again from all`);
                 session.close();
@@ -217,7 +218,7 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
         result ??= await runVC(vc, session, log, deadline, options.trace); // stage 7
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
-        if (exact && !result.houdiniGaveUp) base.candidates = candidatesOf(vc);
+        if (exact && !result.houdiniGaveUp) base.candidates = candidates;
         base.diagnostics = findings(result.failures, ctx.program);           // stage 8
         base.loopInvariants = loopInvariantsOf(vc.obligations, result.live);
         base.accesses = accessesOf(lowered.body, base.diagnostics);
@@ -261,7 +262,7 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
 
 /** The texts of a VC's loop-invariant candidates (what a Houdini seed names). */
 function candidatesOf(vc: VC): string[] {
-    return vc.obligations.filter(c => c.kind === 'candidate').map(c => c.info.message.replace(/^candidate loop invariant /, ''));
+    return vc.obligations.filter(c => c.kind === 'candidate').map(candidateText);
 }
 
 /** A session that adds the time of its evals to the check's solver time. */

@@ -58,8 +58,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
     log?.(vc.obligations.map(c => `; obligation ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
     const candidates = vc.obligations.filter(c => c.kind === 'candidate');
-    const text = (c: Obligation) => c.info.message.replace(/^candidate loop invariant /, '');
-    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(text(c))).map(c => c.id)), { send, raw }, deadline, trace);
+    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(candidateText(c))).map(c => c.id)), { send, raw }, deadline, trace);
 }
 
 /** The output, unless the solver reported an error in it. */
@@ -76,10 +75,21 @@ const VALUES_LINE = /(?:^|\n)calvin-values\r?\n/;
 /** Error literals asked for in one get-value at most. */
 const VALUES_CHUNK = 2000;
 
+/** A loop-invariant candidate's text (what a Houdini seed names). */
+export function candidateText(c: Obligation): string {
+    return c.info.message.replace(/^candidate loop invariant /, '');
+}
+
+/** The obligations of a VC by id (made once per VC: every query asks for some of their error literals). */
+const obligationsById = new WeakMap<VC, Map<number, Obligation>>();
+
 /** The error literals of the obligations `relevant` selects. */
 function errorNames(vc: VC, relevant: (c: Obligation) => boolean): string[] {
-    const byId = new Map(vc.obligations.map(c => [c.id, c]));
-    return [...vc.errors.entries()].filter(([, e]) => relevant(byId.get(e.obligation)!)).map(([name]) => name);
+    let byId = obligationsById.get(vc);
+    if (!byId) obligationsById.set(vc, byId = new Map(vc.obligations.map(c => [c.id, c])));
+    const names: string[] = [];
+    for (const [name, e] of vc.errors) if (relevant(byId.get(e.obligation)!)) names.push(name);
+    return names;
 }
 
 /** Houdini from the `live` candidates, then the program's obligations, on a session that has the VC. */
@@ -188,7 +198,7 @@ function inferred(vc: VC, live: Set<number>): Map<string, string[]> {
     for (const c of vc.obligations) {
         if (c.kind !== 'candidate' || !live.has(c.id) || !c.loop) continue;
         const list = out.get(c.loop) ?? [];
-        list.push(c.info.message.replace(/^candidate loop invariant /, ''));
+        list.push(candidateText(c));
         out.set(c.loop, list);
     }
     return out;

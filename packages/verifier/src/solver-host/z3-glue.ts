@@ -191,6 +191,7 @@ export function invokeHelperModule(invokes: readonly InvokeImport[]): Uint8Array
     const tStackSave = typeOf([], ['i32']);
     const tStackRestore = typeOf(['i32'], []);
     const tSetThrew = typeOf(['i32', 'i32'], []);
+    const tFill = typeOf(['i32'], []);
     for (const inv of invokes) {
         if (inv.params[0] !== 'i32' || inv.results.length > 1) throw new Error(`unexpected type of ${inv.name}`);
     }
@@ -199,7 +200,7 @@ export function invokeHelperModule(invokes: readonly InvokeImport[]): Uint8Array
     const imports: number[][] = [
         [...str('env'), ...str('t'), 0x01, FUNCREF, 0x00, ...u32(0)],
         [...str('env'), ...str('isEH'), 0x00, ...u32(tStackSave)],
-        [...str('env'), ...str('fill'), 0x00, ...u32(tStackRestore)],
+        [...str('env'), ...str('fill'), 0x00, ...u32(tFill)],
         ...invokes.map(inv => [...str('env'), ...str(`fb_${inv.name}`), 0x00, ...u32(typeOf(inv.params, inv.results))]),
     ];
     const IS_EH = 0;
