@@ -331,6 +331,61 @@ thread T {
     });
 });
 
+describe('stage 6: no needless names in a verification condition', () => {
+    let real: SolverBackend;
+    before(() => { real = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });
+    after(async () => { await real?.dispose(); });
+
+    /** The texts each check sends to the real solver that declare its VC, by check. */
+    async function vcs(program: string): Promise<{ diagnostics: string[]; vcs: string[] }> {
+        const texts: string[] = [];
+        const solver: SolverBackend = {
+            name: real.name,
+            dispose: async () => { /* disposed after the tests */ },
+            openSession: async (o: { timeLimitMs: number }) => {
+                const s = await real.openSession(o);
+                return { eval: (text: string) => { if (text.includes('(declare-sort Ref')) texts.push(text); return s.eval(text); }, close: () => s.close() };
+            },
+        };
+        const r = await verifyProgram(await model(program), { solver, timeLimitMs: 10_000 });
+        return { diagnostics: r.diagnostics.filter(d => d.severity !== 'info').map(d => `${d.range.startLine}:${d.code}`), vcs: texts };
+    }
+
+    // A monitor-protected counter in a final global, used in a loop: every environment step
+    // between the operations leaves the global as it was, and each iteration reads it anew.
+    const PROGRAM = `
+class Counter {
+  //@ writable_if this.holder == tid;
+  int n = 0;
+  //@ invariant this.holder == 0 ==> n >= 0;
+  synchronized void inc() { n = n + 1; }
+  void incTwice() { inc(); inc(); }
+}
+final Counter c = new Counter();
+thread T[*] {
+  int i = 0;
+  while (i < 3) { c.incTwice(); i = i + 1; }
+}
+`;
+
+    it('a step that leaves a global as it was gives it no new name', async () => {
+        const r = await vcs(PROGRAM);
+        assert.deepEqual(r.diagnostics, []);
+        // (a new name would be a new key at which every field, monitor and owner is defined anew)
+        const renamed = r.vcs.flatMap(t => t.match(/\(define-fun \|g:c![^|]*\| \(\) Ref \|?[^ ()|]+\|?\)/g) ?? []);
+        assert.deepEqual(renamed, []);
+    });
+
+    it('the value a loop head gives a temporary of its body is no object to instantiate invariants at', async () => {
+        const r = await vcs(PROGRAM);
+        const thread = r.vcs.filter(t => t.includes('l~i@'));
+        assert.ok(thread.length > 0, 'the thread\'s VC');
+        // the loop head havocs the temporary of the read of c in c.incTwice(); its value there is read
+        // nowhere, so no instance of Counter's invariant (nor any definition) names it
+        assert.deepEqual(thread.flatMap(t => t.split('\n').filter(l => l.includes('l~final_c~'))), []);
+    });
+});
+
 describe('stage 7: a crashing or hanging solver makes the check unknown', () => {
     let real: SolverBackend;
     before(() => { real = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });

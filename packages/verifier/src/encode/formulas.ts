@@ -55,6 +55,8 @@ export class Formulas {
     private readonly defs = new Map<string, { params: BoundVar[]; body: Term }>();
     /** Bodies of named terms: the reads in them need definitions too. */
     private readonly named: Term[] = [];
+    /** The state variable of each incarnation made here. */
+    private readonly incarnationOf = new Map<string, string>();
 
     constructor(readonly vocab: Vocabulary) { }
 
@@ -87,6 +89,7 @@ export class Formulas {
     arbitrary(map: string, tag: string): string {
         const sv = this.vocab.stateVar(map);
         const name = this.fresh(`${map}!${tag}`);
+        this.incarnationOf.set(name, map);
         if (sv.keys.length === 0) this.decls.push(`(declare-const ${symbol(name)} ${sv.sort})`);
         else this.decls.push(`(declare-fun ${symbol(name)} (${sv.keys.join(' ')}) ${sv.sort})`);
         return name;
@@ -102,8 +105,14 @@ export class Formulas {
     macro(map: string, tag: string, body: (keys: Term[]) => Term): string {
         const sv = this.vocab.stateVar(map);
         const params = sv.keys.map((sort, i) => ({ name: `x!${i}`, sort }));
-        const name = this.fresh(`${map}!${tag}`);
         const b = body(params.map(p => T.v(p.name, p.sort)));
+        // A body that is another incarnation of the same variable (a global the step cannot
+        // change, a map kept everywhere) is that incarnation: a new name would be a new key for
+        // every map read at it, and each would need the definitions back along the whole chain.
+        const same = this.aliasOf(map, params, b);
+        if (same !== undefined) return same;
+        const name = this.fresh(`${map}!${tag}`);
+        this.incarnationOf.set(name, map);
         if (params.length === 0) {
             this.decls.push(`(define-fun ${symbol(name)} () ${sv.sort} ${toSmt(b)})`);
             this.named.push(b);
@@ -112,6 +121,13 @@ export class Formulas {
             this.defs.set(name, { params, body: b });
         }
         return name;
+    }
+
+    /** The name `b` is: a global's value that is a name, a map's incarnation applied to exactly `params`. */
+    private aliasOf(map: string, params: BoundVar[], b: Term): string | undefined {
+        if (params.length === 0) return b.t === 'var' ? b.name : undefined;
+        if (b.t !== 'app' || this.incarnationOf.get(b.fn) !== map || b.args.length !== params.length) return undefined;
+        return b.args.every((a, i) => a.t === 'var' && a.name === params[i].name) ? b.fn : undefined;
     }
 
     /**

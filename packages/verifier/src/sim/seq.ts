@@ -16,7 +16,11 @@ export type SCmd =
     /** `check`: the id of the obligation asserted. */
     | { k: 'assert'; cond: Term; check: number }
     | { k: 'local'; var: string; value: Term }
-    | { k: 'havocLocal'; vars: string[] }
+    /**
+     * `scratch`: those of `vars` first assigned inside the loop whose head this is: no
+     * iteration reads the value they have there (each defines them before their use).
+     */
+    | { k: 'havocLocal'; vars: string[]; scratch?: string[] }
     | { k: 'store'; map: string; keys: Term[]; value: Term }
     | { k: 'update'; map: string; params: BoundVar[]; value: Term }
     | { k: 'havocMap'; map: string; params: BoundVar[]; where: Term }

@@ -561,7 +561,10 @@ export class Simulator {
         const head: SCmd[] = [];
         const assigned = [...analysis.assignedLocals].filter(l => this.locals.has(l));
         if (this.abs && analysis.hasOps) assigned.push(PC);
-        if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)] });
+        // (a local first defined inside the body, such as the temporary of a read there, is
+        // defined anew before each use: its value at the head is never read)
+        const scratch = assigned.filter(l => !this.defined.has(l) && l !== PC);
+        if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)], ...(scratch.length > 0 ? { scratch } : {}) });
         if (analysis.hasOps && phase === 'threads') {
             const step = this.envStep(star, { residual: true, invariants: false });
             step.maps = this.maps.filter(m => !havocked.has(m));

@@ -243,7 +243,8 @@ class Generator {
                     if (!decl) throw new Error(`undeclared local ${v}`);
                     const x = this.f.declareConst(v, decl.sort);
                     this.env.locals.set(v, x);
-                    if (decl.sort === 'Ref') addGround(this.ground, decl.type ? typeKey(decl.type) : undefined, x);
+                    // (a scratch local's value at a loop head is read nowhere: no object to instantiate facts at)
+                    if (decl.sort === 'Ref' && !c.scratch?.includes(v)) addGround(this.ground, decl.type ? typeKey(decl.type) : undefined, x);
                 }
                 return;
             case 'store': {
