@@ -376,6 +376,20 @@ thread T[*] {
         assert.deepEqual(renamed, []);
     });
 
+    it('E*: every candidate frame is checked at the one arbitrary object of its class', async () => {
+        // two protected fields, an invariant relating them: E's frames are not syntactically
+        // transitive, the closure asks the solver about a candidate per field and guard atom
+        const r = await vcs(PROGRAM.replace('  int n = 0;\n', '  int n = 0;\n  //@ writable_if this.holder == tid;\n  int m = 0;\n').replace('n >= 0', 'n >= m'));
+        assert.deepEqual(r.diagnostics, []);
+        const script = r.vcs.find(t => t.includes('(declare-const e!0 Bool)'));
+        assert.ok(script, 'the closure\'s script');
+        assert.ok((script.match(/\(declare-const ce!\d+ Bool\)/g) ?? []).length >= 4, 'several candidate checks');
+        // (an object of its own for each candidate would be one more object to instantiate the
+        // invariant and every frame at, in each of the four states)
+        const objects = (script.match(/\(declare-const [^ ]+ Ref\)/g) ?? []).map(d => d.split(' ')[1]).filter(n => !n.startsWith('|g:'));
+        assert.deepEqual(objects, ['null', 'o!Counter']);
+    });
+
     it('the value a loop head gives a temporary of its body is no object to instantiate invariants at', async () => {
         const r = await vcs(PROGRAM);
         const thread = r.vcs.filter(t => t.includes('l~i@'));

@@ -113,6 +113,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         const init = checks.find(c => c.check.kind === 'init');
         const first = init && inferredInvariants(inference) && !done.has(init.fingerprint) ? await run(init) : undefined;
         const early = first ? refutationsOf(first) : [];
+        if (early.length > 0) options.trace?.(`[infer] round ${round} refuted in the initial state: ${early.map(r => JSON.stringify(r)).join('; ')}`);
         if (early.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(early, round >= MAX_ROUNDS)) {
             inference = reinfer(program, refutations, options);
             invariantsOnly = early.every(r => r.kind === 'invariant');
@@ -120,6 +121,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         }
         const results = await inParallel(checks, options.concurrency ?? 1, run);
         const refs = results.flatMap(refutationsOf);
+        if (refs.length > 0) options.trace?.(`[infer] round ${round} refuted: ${refs.map(r => JSON.stringify(r)).join('; ')}`);
         // after MAX_ROUNDS, a refuted guard is dropped as a whole (a bounded number of rounds more);
         // a refutation still there at the end is shown (never hidden)
         if (refs.length === 0 || round >= MAX_ROUNDS + 4 || !refutations.add(refs, round >= MAX_ROUNDS)) {
