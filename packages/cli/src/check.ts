@@ -36,8 +36,11 @@ export async function check(args: string[], options: CheckCommandOptions): Promi
 }
 
 async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckCommandOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckOutcome> {
+    const trace = options.verifier.trace;
+    trace?.('[front end] start');
     const { shared, Calvin } = createCalvinCoreServices();
     const result = await buildProgram(shared, sources.map(s => ({ uri: s.uri, text: s.text })));
+    trace?.(`[front end] ${sources.length} file(s) parsed, linked and validated`);
     const diagnostics: CliDiagnostic[] = [];
     for (const s of sources) {
         if (s.tooLarge === undefined) continue;

@@ -109,6 +109,7 @@ async function verifyGroup(group: LangiumDocument[], Calvin: CalvinServices, fil
     let checkedModel: ReturnType<typeof toProgramModel> | undefined;
     try {
         model = toProgramModel(group, Calvin.types.TypeSystem);
+        options.trace?.(`[model] ${fileOf(group[0].uri.toString())}: ${model.threads.length} thread(s), ${model.procedures.length} procedure(s)`);
         const verifyOptions = {
             solver, timeLimitMs: options.timeLimitMs, resourceLimit: options.resourceLimit, concurrency: options.jobs + 1, log: options.log, trace: options.trace,
             dumpQueries: options.dumpSmtDir ? queryFile(options.dumpSmtDir) : undefined,

@@ -82,6 +82,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
     let invariantsOnly = false;
     // (the inference is a guess: when it fails, the program is checked as written, and the failure logged)
     let inference = reinfer(program, refutations, options);
+    options.trace?.(`[infer] ${inference.annotations.length} annotation(s) inferred`);
     for (let round = 1; ; round++) {
         let ctx;
         try {
