@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { invokeHelperModule, patchGlue, readInvokeImports } from '../../packages/verifier/src/solver-host/z3-glue.js';
-import { PRESTARTED_THREADS, prespawnThreads } from '../../packages/verifier/src/solver-host/z3-direct.js';
+import { PRESTARTED_THREADS, PRESTARTED_THREADS_SYNC, prespawnThreads } from '../../packages/verifier/src/solver-host/z3-direct.js';
 import { ROOT } from '../util/paths.js';
 import { HARD_QUERY, makeVc } from './vcs.js';
 
@@ -55,6 +55,8 @@ describe('z3-solver glue: the patch', () => {
 
 interface DirectInstance {
     eval(text: string): Promise<string>;
+    /** The same, synchronously on this thread (z3-direct.ts with `sync`, the solver host's worker). */
+    evalSync(text: string): string;
     reset(): void;
     invokes: boolean;
     /** Emscripten's pool of Z3's thread Workers. */
@@ -74,17 +76,31 @@ async function z3From(glue: string): Promise<DirectInstance> {
         em,
         reset: () => { Z3.del_context(ctx); ctx = Z3.mk_context_rc(cfg); },
         eval: async (text: string) => {
-            const bytes = Buffer.from(text, 'utf8');
-            const ptr = em._malloc(bytes.length + 1);
-            em.HEAPU8.set(bytes, ptr);
-            em.HEAPU8[ptr + bytes.length] = 0;
+            const ptr = copyIn(em, text);
             try {
                 return String(await em.async_call(() => em.ccall('async_Z3_eval_smtlib2_string', 'void', ['number', 'number'], [ctx, ptr])));
             } finally {
                 em._free(ptr);
             }
         },
+        evalSync: (text: string) => {
+            const ptr = copyIn(em, text);
+            try {
+                return String(em.ccall('Z3_eval_smtlib2_string', 'string', ['number', 'number'], [ctx, ptr]));
+            } finally {
+                em._free(ptr);
+            }
+        },
     };
+}
+
+/** The text as a C string in Z3's memory (to be freed). */
+function copyIn(em: any, text: string): number {
+    const bytes = Buffer.from(text, 'utf8');
+    const ptr = em._malloc(bytes.length + 1);
+    em.HEAPU8.set(bytes, ptr);
+    em.HEAPU8[ptr + bytes.length] = 0;
+    return ptr;
 }
 
 /** Queries with known shapes: models, unsat, Z3's errors (C++ exceptions inside), resource limits (cancellation by exception). */
@@ -118,6 +134,25 @@ describe("Z3's threads started ahead (z3-direct.ts)", () => {
         // (more evals may make a thread more, when the last one's is not back in the pool yet; this
         // test file's process must still end on its own, with every thread idle)
         for (let i = 0; i < 20; i++) assert.equal(await z3.eval('(check-sat)\n'), 'sat\n');
+    });
+
+    it('a synchronous eval needs only the timer\'s thread, and answers as the asynchronous one', T, async () => {
+        const z3 = await z3From(BUILT[0]);
+        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS_SYNC), 1);
+        const workers = () => z3.threads.unusedWorkers.length + z3.threads.runningWorkers.length;
+        // (the thread started ahead loads while this one is blocked in Z3: it needs nothing of this one)
+        const out = z3.evalSync('(set-option :timeout 5000)\n(declare-const x Int)\n(assert (> x 2))\n(check-sat)\n(get-value (x))\n');
+        assert.match(out, /^sat\n\(\(x \d+\)\)/);
+        assert.equal(workers(), 1);
+        // Z3's time limit ends a query through that thread; errors and resource limits are answers
+        for (const text of scripts()) {
+            z3.reset();
+            const a = await z3.eval(text);
+            z3.reset();
+            assert.equal(z3.evalSync(text), a, `different answers to:\n${text.slice(0, 300)}`);
+        }
+        z3.reset();
+        assert.equal(z3.evalSync(`(set-option :timeout 1)\n${HARD_QUERY}`).trim().split('\n').pop(), 'unknown');
     });
 });
 
@@ -154,7 +189,8 @@ describe('z3-solver glue: the patched glue answers like the stock one', () => {
                 });
                 assert.equal(ready.type, 'ready', ready.message);
                 assert.equal(ready.glue, 'patched');
-                assert.equal(ready.threads, 2);
+                // the solver host's worker evaluates synchronously (only Z3's timer needs a thread)
+                assert.equal(ready.threads, bundle.includes('check-worker') ? PRESTARTED_THREADS : PRESTARTED_THREADS_SYNC);
             } finally {
                 await worker.terminate();
             }

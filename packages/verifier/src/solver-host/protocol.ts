@@ -9,8 +9,6 @@ export interface WorkerStartData {
 
 export type HostToWorker =
     | { type: 'eval'; id: number; text: string }
-    /** Ask Z3 to stop the eval in flight (Z3_interrupt); ignored when idle. */
-    | { type: 'interrupt' }
     /** Tests only: die like a wasm crash. */
     | { type: 'debug-crash'; id: number }
     /** Tests only: a busy loop that never yields. */

@@ -10,8 +10,6 @@ import { SolverFailure } from './types.js';
 
 /** Longest time a worker may take to load Z3 (and run its warm-up query). */
 const START_TIMEOUT_MS = 60_000;
-/** Z3_interrupt is tried this long before the hard limit, which then terminates the worker. */
-const INTERRUPT_LEAD_MS = HARD_LIMIT_GRACE_MS / 2;
 
 /** Where the bundles put the worker: z3-worker.cjs next to the running bundle. */
 export function defaultWorkerScript(): string {
@@ -25,8 +23,6 @@ interface Pending {
     resolve(output: string): void;
     reject(e: SolverFailure): void;
     timers: NodeJS.Timeout[];
-    interrupted: boolean;
-    timeLimitMs: number;
 }
 
 /** One spawned worker; a restart makes a new one, so stale events are easy to ignore. */
@@ -84,13 +80,10 @@ export class WasmEngine implements Engine {
         if (this.pending) throw new SolverFailure('error', 'z3-wasm: one eval at a time per worker');
         const id = this.nextId++;
         return new Promise<string>((resolve, reject) => {
-            const pending: Pending = { id, resolve, reject, timers: [], interrupted: false, timeLimitMs };
+            const pending: Pending = { id, resolve, reject, timers: [] };
             this.pending = pending;
-            // Soft: Z3's own :timeout. Hard: interrupt first, then terminate the worker.
-            pending.timers.push(setTimeout(() => {
-                pending.interrupted = true;
-                inst.worker.postMessage({ type: 'interrupt' } satisfies HostToWorker);
-            }, timerDelay(timeLimitMs + HARD_LIMIT_GRACE_MS - INTERRUPT_LEAD_MS)));
+            // Soft: Z3's own :timeout. Hard: terminate the worker (its eval is synchronous:
+            // nothing reaches it before the eval ends).
             pending.timers.push(setTimeout(() => {
                 this.fail(new SolverFailure('timeout', `z3-wasm: no answer within ${timeLimitMs} ms + ${HARD_LIMIT_GRACE_MS} ms grace; the worker was restarted`));
                 this.restart(inst);
@@ -116,11 +109,7 @@ export class WasmEngine implements Engine {
         this.pending = undefined;
         for (const t of p.timers) clearTimeout(t);
         inst.worker.unref();
-        if (p.interrupted) {
-            // Z3_interrupt ended it after the hard limit minus the lead: the answer is void,
-            // but the worker is fine (Z3's context stays usable after an interrupt).
-            p.reject(new SolverFailure('timeout', `z3-wasm: no answer within ${p.timeLimitMs} ms + ${HARD_LIMIT_GRACE_MS - INTERRUPT_LEAD_MS} ms grace; the eval was interrupted`));
-        } else if (m.type === 'result') {
+        if (m.type === 'result') {
             p.resolve(m.output);
         } else {
             p.reject(new SolverFailure(m.kind, `z3-wasm: ${m.message}`));

@@ -8,7 +8,12 @@
 // - The SMT-LIB text is copied into `_malloc`'d memory: the generated wrapper
 //   passes strings on the wasm stack, where Z3's thread may read them after the
 //   call returned (measured: corrupted parses under load).
-// - One async call at a time (callers queue).
+// - One call at a time (callers queue). The solver host's worker (z3-worker.ts)
+//   evaluates synchronously, on its own thread (`sync`): z3-solver's async call
+//   hands each eval to a thread of Z3's and back, which cost a few ms per query
+//   and one more thread to start. The check workers stay asynchronous: their
+//   cancellation interrupts the query in flight (Z3_interrupt from this thread,
+//   which a synchronous eval would block).
 // - The Emscripten glue is the copy the build patched for speed (z3-glue.ts),
 //   next to the worker's bundle; z3-solver's own copy only if that is missing.
 import * as fs from 'node:fs';
@@ -25,7 +30,10 @@ export const WARM_UP = `(reset)(set-option :produce-models true)(set-option :tim
 
 export interface DirectZ3 {
     eval(text: string): Promise<string>;
-    /** Ask Z3 to stop the eval in flight (it answers `unknown`); the context stays usable. */
+    /**
+     * Ask Z3 to stop the eval in flight (it answers `unknown`); the context stays usable.
+     * Asynchronous evals only: a synchronous one holds the thread until it is done.
+     */
     interrupt(): void;
     readonly version: string;
     readonly initMs: number;
@@ -91,7 +99,8 @@ export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: numbe
 }
 
 /**
- * Z3's threads in a query with a time limit: the async call's and the timer's.
+ * Z3's threads in a query with a time limit: the async call's and the timer's;
+ * a synchronous eval needs only the timer's.
  * (The next async call may start before the last one's thread is back in
  * Emscripten's pool: a third one is made then. Started ahead too, it cost more
  * than it saved: each is a JavaScript realm and an instance of the module, on
@@ -99,8 +108,14 @@ export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: numbe
  * programs, 2 jobs: 50-100 ms slower end to end with three.)
  */
 export const PRESTARTED_THREADS = 2;
+export const PRESTARTED_THREADS_SYNC = 1;
 
-export async function startZ3(): Promise<DirectZ3> {
+export interface StartOptions {
+    /** Evaluate on the calling thread (blocking it) instead of on a thread of Z3's. */
+    sync?: boolean;
+}
+
+export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
     const t0 = performance.now();
     const files = z3Files();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -110,7 +125,7 @@ export async function startZ3(): Promise<DirectZ3> {
         // Z3's pthreads must load the glue, not this bundle.
         mainScriptUrlOrBlob: files.glue,
     });
-    const threads = prespawnThreads(em, PRESTARTED_THREADS);
+    const threads = prespawnThreads(em, options.sync ? PRESTARTED_THREADS_SYNC : PRESTARTED_THREADS);
     const newContext = () => {
         const cfg = Z3.mk_config();
         const c = Z3.mk_context_rc(cfg);
@@ -140,8 +155,9 @@ export async function startZ3(): Promise<DirectZ3> {
                 const heap: Uint8Array = em.HEAPU8;
                 heap.set(bytes, ptr);
                 heap[ptr + bytes.length] = 0;
-                const out: unknown = await em.async_call(() =>
-                    em.ccall('async_Z3_eval_smtlib2_string', 'void', ['number', 'number'], [ctx, ptr]));
+                const out: unknown = options.sync
+                    ? em.ccall('Z3_eval_smtlib2_string', 'string', ['number', 'number'], [ctx, ptr])
+                    : await em.async_call(() => em.ccall('async_Z3_eval_smtlib2_string', 'void', ['number', 'number'], [ctx, ptr]));
                 return typeof out === 'string' ? out : String(out ?? '');
             } catch (e) {
                 if (isWasmCrash(e)) throw e;

@@ -1,6 +1,8 @@
 // The z3 worker: runs in a worker_threads Worker started by wasm-backend.ts.
 // One long-lived Z3 (z3-direct.ts: low-level API, no finalizers), SMT-LIB text
-// in, solver output out, one async call at a time.
+// in, solver output out, one eval at a time, on this thread (synchronous: an
+// eval that runs past its time limit is ended by the host, which terminates
+// this worker).
 //
 // Bundled by scripts/bundle.mjs to packages/cli/out/z3-worker.cjs (z3-solver
 // external, loaded from node_modules) and to client/out/z3-worker.cjs (z3-solver's
@@ -20,7 +22,7 @@ function send(message: WorkerToHost): void {
 }
 
 async function main(): Promise<void> {
-    const z3 = await startZ3();
+    const z3 = await startZ3({ sync: true });
     let prewarmMs = 0;
     if (startData?.prewarm) {
         const t1 = performance.now();
@@ -29,7 +31,7 @@ async function main(): Promise<void> {
         prewarmMs = performance.now() - t1;
     }
 
-    // One async call at a time: evals are queued (the host sends one at a time
+    // One eval at a time: evals are queued (the host sends one at a time
     // anyway; the queue keeps this worker correct on its own).
     const queue: HostToWorker[] = [];
     let busy = false;
@@ -65,10 +67,6 @@ async function main(): Promise<void> {
     }
 
     port!.on('message', (m: HostToWorker) => {
-        if (m.type === 'interrupt') {
-            if (busy) z3.interrupt();
-            return;
-        }
         queue.push(m);
         void pump();
     });
