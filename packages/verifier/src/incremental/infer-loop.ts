@@ -114,7 +114,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         const init = checks.find(c => c.check.kind === 'init');
         const first = init && inferredInvariants(inference) && !done.has(init.fingerprint) ? await run(init) : undefined;
         const early = first ? refutationsOf(first) : [];
-        if (early.length > 0) options.trace?.(`[infer] round ${round} refuted in the initial state: ${early.map(r => JSON.stringify(r)).join('; ')}`);
+        if (early.length > 0) options.trace?.(`[infer] round ${round} refuted in the initial state: ${refutedText(early)}`);
         if (early.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(early, round >= MAX_ROUNDS)) {
             inference = reinfer(program, refutations, options);
             invariantsOnly = early.every(r => r.kind === 'invariant');
@@ -122,7 +122,7 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         }
         const results = await inParallel(checks, options.concurrency ?? 1, run);
         const refs = results.flatMap(refutationsOf);
-        if (refs.length > 0) options.trace?.(`[infer] round ${round} refuted: ${refs.map(r => JSON.stringify(r)).join('; ')}`);
+        if (refs.length > 0) options.trace?.(`[infer] round ${round} refuted: ${refutedText(refs)}`);
         // after MAX_ROUNDS, a refuted guard is dropped as a whole (a bounded number of rounds more);
         // a refutation still there at the end is shown (never hidden)
         if (refs.length === 0 || round >= MAX_ROUNDS + 4 || !refutations.add(refs, round >= MAX_ROUNDS)) {
@@ -133,6 +133,11 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         inference = reinfer(program, refutations, options);
         invariantsOnly = refs.every(r => r.kind === 'invariant');
     }
+}
+
+/** What a round refuted, for CALVIN_DEBUG. */
+function refutedText(refs: InferredRef[]): string {
+    return refs.map(r => JSON.stringify(r)).join('; ');
 }
 
 /** The inference again, without what the checks refuted (as written when it fails: it is a guess). */

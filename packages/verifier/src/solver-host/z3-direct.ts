@@ -79,7 +79,8 @@ interface PThreadPool {
 
 /**
  * Z3 runs each async call on a thread of its own and starts one more for its
- * timer (`:timeout`): each is a Worker that loads the glue and the module (about
+ * timer (`:timeout`; a synchronous eval needs only that one): each is a Worker
+ * that loads the glue and the module (about
  * 0.15 s each, one after the other in the first queries). They start here, side
  * by side, while the context is made and the first query parsed; Emscripten's
  * pool hands them out when Z3 asks for threads (it makes more when they are
