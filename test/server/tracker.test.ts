@@ -135,24 +135,30 @@ class RecordingPool implements JobPool {
 }
 
 describe('check scheduler', () => {
-    it('plans once per quiet period, with every document asked for; plans run one after another', async () => {
-        mock.timers.enable({ apis: ['setTimeout'] });
+    it('plans once per quiet period after the last edit, with every document asked for; plans run one after another', async () => {
+        mock.timers.enable({ apis: ['setTimeout', 'Date'] });
         try {
             const batches: string[][] = [];
             let release!: () => void;
             const s = new CheckScheduler({
-                debounceMs: 200, makePool: () => new RecordingPool(), onError: e => { throw e; },
+                debounceMs: 200, makePool: () => new RecordingPool(), onError: e => { throw e; }, now: () => Date.now(),
                 plan: async uris => { batches.push(uris); if (batches.length === 1) await new Promise<void>(r => { release = r; }); },
             });
-            s.schedule(['a']);
-            mock.timers.tick(100);
+            s.edited();
+            mock.timers.tick(50);
+            s.schedule(['a']); // (the front end's rebuild after the edit)
+            mock.timers.tick(50);
+            s.edited();
             s.schedule(['b']);
             assert.ok(s.waiting);
+            mock.timers.tick(150);
+            s.edited(); // a keystroke while waiting: the quiet period starts again
             mock.timers.tick(199);
             assert.deepEqual(batches, []);
             mock.timers.tick(1);
             await new Promise(r => setImmediate(r));
             assert.deepEqual(batches, [['a', 'b']]);
+            s.edited();
             s.schedule(['c']);
             mock.timers.tick(200);
             await new Promise(r => setImmediate(r));
@@ -160,6 +166,35 @@ describe('check scheduler', () => {
             release();
             await new Promise(r => setImmediate(r));
             assert.deepEqual(batches, [['a', 'b'], ['c']]);
+        } finally {
+            mock.timers.reset();
+        }
+    });
+
+    it('plans at once what no recent edit asked for (the first build, a save), and a late rebuild without waiting again', async () => {
+        mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+        try {
+            const batches: string[][] = [];
+            const s = new CheckScheduler({ debounceMs: 200, makePool: () => new RecordingPool(), onError: e => { throw e; }, now: () => Date.now(), plan: async uris => { batches.push(uris); } });
+            s.schedule(['a', 'b']);
+            mock.timers.tick(0);
+            await new Promise(r => setImmediate(r));
+            assert.deepEqual(batches, [['a', 'b']]);
+            s.edited();
+            mock.timers.tick(150);
+            s.schedule(['a']); // the rebuild ended 150 ms after the keystroke: 50 ms more
+            mock.timers.tick(49);
+            await new Promise(r => setImmediate(r));
+            assert.equal(batches.length, 1);
+            mock.timers.tick(1);
+            await new Promise(r => setImmediate(r));
+            assert.deepEqual(batches, [['a', 'b'], ['a']]);
+            s.edited();
+            mock.timers.tick(300);
+            s.schedule(['b']); // a rebuild that took longer than the quiet period
+            mock.timers.tick(0);
+            await new Promise(r => setImmediate(r));
+            assert.deepEqual(batches, [['a', 'b'], ['a'], ['b']]);
         } finally {
             mock.timers.reset();
         }

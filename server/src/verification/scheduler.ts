@@ -15,13 +15,15 @@ export interface JobPool {
 }
 
 export interface SchedulerOptions {
-    /** Quiet period after the last request before planning (ms). */
+    /** Quiet period after the last edit before planning (ms). */
     debounceMs: number;
     /** Plans a batch of documents (one at a time: a plan waits for the previous one). */
     plan(uris: string[]): Promise<void>;
     /** Makes the pool when the first check runs. */
     makePool(): JobPool;
     onError(e: unknown): void;
+    /** The clock (ms; tests pass a mocked one). */
+    now?: () => number;
 }
 
 export class CheckScheduler {
@@ -32,6 +34,8 @@ export class CheckScheduler {
     private timer: ReturnType<typeof setTimeout> | undefined;
     private running: Promise<void> = Promise.resolve();
     private pool: JobPool | undefined;
+    /** When the user last edited a document. */
+    private lastEdit = -Infinity;
 
     constructor(private readonly options: SchedulerOptions) { }
 
@@ -45,11 +49,29 @@ export class CheckScheduler {
         return this.pool?.active.length ?? 0;
     }
 
-    /** Plan these documents after a quiet period (each new request restarts it). */
+    /**
+     * The user edited a document: nothing is planned until a quiet period
+     * after it (a burst of keystrokes is planned once, after the last one).
+     */
+    edited(): void {
+        this.lastEdit = this.now();
+        if (this.timer) this.arm();
+    }
+
+    /**
+     * Plan these documents once the quiet period after the last edit is over:
+     * at once when it already is (the workspace's first build, a save, a
+     * file changed on disk: issue 15, no wait at start-up), else when it ends.
+     */
     schedule(uris: string[]): void {
         for (const uri of uris) this.queued.add(uri);
         if (this.queued.size === 0) return;
+        this.arm();
+    }
+
+    private arm(): void {
         if (this.timer) clearTimeout(this.timer);
+        const delay = Math.max(0, this.lastEdit + this.options.debounceMs - this.now());
         this.timer = setTimeout(() => {
             this.timer = undefined;
             const batch = [...this.queued];
@@ -57,7 +79,11 @@ export class CheckScheduler {
             for (const u of batch) this.planning.add(u);
             this.running = this.running.then(() => this.options.plan(batch)).catch(e => this.options.onError(e))
                 .finally(() => { for (const u of batch) this.planning.delete(u); });
-        }, this.options.debounceMs);
+        }, delay);
+    }
+
+    private now(): number {
+        return (this.options.now ?? performance.now.bind(performance))();
     }
 
     /** Forget a document (deleted). */

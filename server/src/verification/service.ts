@@ -40,7 +40,8 @@ export { lspRange, toLsp, counterexampleText } from './convert.js';
 export const MAX_INTERACTIVE_LINES = 20_000;
 
 /**
- * Quiet period after the last edit before the checks are planned: short enough
+ * Quiet period after the last edit before the checks are planned (counted from
+ * the keystroke, not from the end of the front end's rebuild): short enough
  * that a pause in typing shows the result well within a second, long enough
  * that not every keystroke starts (and then cancels) solver work.
  */
@@ -319,6 +320,7 @@ export class VerificationService {
         if (before === undefined) return;
         const e = diff(before, text);
         if (!e) return;
+        this.scheduler.edited();
         this.lastEdit.set(uri, e);
         this.tracker.edited(uri, e);
     }
