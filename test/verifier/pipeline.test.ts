@@ -4,6 +4,7 @@
 // simulation-checking program, VCs, the solver loop, findings.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { model } from '../util/model.js';
 import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
@@ -19,7 +20,8 @@ import { Formulas } from '../../packages/verifier/src/encode/formulas.js';
 import { closure } from '../../packages/verifier/src/closure/closure.js';
 import { createBackend, diagnosticText, verifyProgram, type SolverBackend, type SolverSession } from '../../packages/verifier/src/index.js';
 import type { DebuggableSession } from '../../packages/verifier/src/solver-host/index.js';
-import { ROOT } from '../util/paths.js';
+import { EXAMPLES, ROOT } from '../util/paths.js';
+import { inferAnnotations } from '../../packages/verifier/src/infer/index.js';
 
 
 const LOCK = `
@@ -398,6 +400,44 @@ thread T[*] {
         // nowhere, so no instance of Counter's invariant (nor any definition) names it
         assert.deepEqual(thread.flatMap(t => t.split('\n').filter(l => l.includes('l~final_c~'))), []);
     });
+});
+
+describe('stage 7: a check that refutes inferred annotations ends there (untilRefuted)', () => {
+    let solver: SolverBackend;
+    before(() => { solver = createBackend('z3-wasm', { workerScript: path.join(ROOT, 'packages/cli/out/z3-worker.cjs') }); });
+    after(async () => { await solver?.dispose(); });
+
+    const refs = (r: { diagnostics: Array<{ inferred?: unknown }> }) => r.diagnostics.filter(d => d.inferred).map(d => JSON.stringify(d.inferred)).sort();
+
+    // vector_race: a Writer that refutes inferred invariants (found in Houdini's queries) and has races of
+    // its own; simple_lock_ok: an initialization check (no loop: found among the program's obligations)
+    // that refutes an inferred invariant; producer_consumer_ok: inferred guards that every check proves
+    for (const file of ['vector_race.calvin', 'simple_lock_ok.calvin', 'producer_consumer_ok.calvin']) {
+        it(`${file}: every check reports what a full run refutes, and nothing else; without refutations, the full run's result`, async () => {
+            const inference = inferAnnotations(await model(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')));
+            assert.ok(inference.annotations.length > 0);
+            let refuting = 0;
+            for (const u of checksOf(programContext(inference.program))) {
+                // (a context each: checks of one context share their E* decisions and their queries)
+                const full = (await verifyCheck(programContext(inference.program), u.key, { solver }))!;
+                const early = (await verifyCheck(programContext(inference.program), u.key, { solver, untilRefuted: true }))!;
+                assert.deepEqual(refs(early), refs(full), u.key);
+                if (refs(full).length === 0) {
+                    assert.equal(early.refutedOnly, undefined, u.key);
+                    assert.deepEqual(early.diagnostics, full.diagnostics, u.key);
+                    assert.equal(early.status, full.status, u.key);
+                    continue;
+                }
+                refuting++;
+                assert.equal(early.refutedOnly, true, u.key);
+                assert.equal(full.refutedOnly, undefined, u.key);
+                assert.equal(early.status, 'failed', u.key);
+                assert.deepEqual(early.diagnostics.filter(d => !d.inferred), [], `${u.key}: only refutations`);
+                assert.ok(early.queries <= full.queries, `${u.key}: ${early.queries} queries, ${full.queries} in full`);
+            }
+            assert.equal(refuting > 0, file !== 'producer_consumer_ok.calvin', `${refuting} refuting checks`);
+        });
+    }
 });
 
 describe('stage 7: a crashing or hanging solver makes the check unknown', () => {

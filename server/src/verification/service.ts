@@ -249,7 +249,7 @@ export class VerificationService {
         const program = this.tracker.programOf(uri);
         if (!check || !program?.model || !this.verifiable(program)) return undefined;
         this.scheduler.cancel(this.tracker.stopJob(check));
-        await this.runCheck(program, check, 0, timeLimitMs);
+        await this.runCheck(program, check, 0, timeLimitMs, undefined, true); // (its own result, as asked)
         return this.status(check.uri).checks.find(c => c.key === check.plan.key);
     }
 
@@ -259,7 +259,7 @@ export class VerificationService {
         if (!program?.model || !this.verifiable(program)) return this.status(uri);
         await Promise.all([...program.checks.values()].map(c => {
             this.scheduler.cancel(this.tracker.stopJob(c));
-            return this.runCheck(program, c, c.uri === uri ? 0 : 1, this.settings.timeLimitMs, 'store');
+            return this.runCheck(program, c, c.uri === uri ? 0 : 1, this.settings.timeLimitMs, 'store', true);
         }));
         return this.status(uri);
     }
@@ -422,10 +422,15 @@ export class VerificationService {
         for (const c of decisions.keep) this.scheduler.reprioritize(c.job!.id, this.priorityOf(c, program));
         // results from the cache may refute inferred annotations: then the program is planned again
         if (this.refuted(program, [...program.checks.values()].filter(c => c.current && c.result).map(c => c.result!), run)) return;
+        // cached results with only refutations, none of them new (refutedOnly): those checks run in
+        // full (are stale until they can: verifyOn = save)
+        const refutedOnly = [...program.checks.values()].filter(c => c.current && c.result?.refutedOnly);
+        if (!run) for (const c of refutedOnly.splice(0)) { c.current = false; c.state = 'stale'; }
         // the initialization check first (one small query): an inferred invariant it refutes plans the
         // program again before the other checks spend their time on it (issue 15)
         const order = [...decisions.run].sort((a, b) => Number(b.plan.kind === 'init') - Number(a.plan.kind === 'init'));
         for (const c of order) void this.runCheck(program, c, this.priorityOf(c, program));
+        for (const c of refutedOnly) void this.runCheck(program, c, this.priorityOf(c, program), undefined, undefined, true);
         this.publishProgram(program);
         if (run) for (const c of program.checks.values()) if (c.current && c.result?.status === 'failed') this.searchWitnesses(program, c);
     }
@@ -475,16 +480,21 @@ export class VerificationService {
         return this.isOpen(check.uri) ? 1 : 2;
     }
 
-    /** Run a check; with a time limit of its own (a manual re-run with more time) its result is not cached unless `cache: 'store'`. */
-    private async runCheck(program: TrackedProgram, check: TrackedCheck, priority: number, timeLimitMs?: number, cache: 'store' | 'skip' = timeLimitMs === undefined ? 'store' : 'skip'): Promise<void> {
+    /**
+     * Run a check; with a time limit of its own (a manual re-run with more time) its result is not cached unless `cache: 'store'`.
+     * With inferred annotations it ends at the ones it refutes (`untilRefuted`: the program is planned
+     * again without them), unless `full` (what it refutes was refuted before: it runs in full).
+     */
+    private async runCheck(program: TrackedProgram, check: TrackedCheck, priority: number, timeLimitMs?: number, cache: 'store' | 'skip' = timeLimitMs === undefined ? 'store' : 'skip', full = false): Promise<void> {
         if (!program.model) return;
         const limit = timeLimitMs ?? this.settings.timeLimitMs;
         const plan = check.plan;
         check.state = 'queued';
         check.cached = false;
+        const untilRefuted = !full && (program.inference?.annotations.length ?? 0) > 0;
         const { id, done } = this.scheduler.submit({
             version: `${program.version}`, model: program.model, key: plan.key, name: plan.name, kind: plan.kind, range: plan.range,
-            options: { timeLimitMs: limit, checkBudgetMs: limit, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}), ...houdiniSeed(check) }, priority,
+            options: { timeLimitMs: limit, checkBudgetMs: limit, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}), ...houdiniSeed(check), ...(untilRefuted ? { untilRefuted } : {}) }, priority,
             onStart: () => {
                 if (check.job?.id !== id) return;
                 check.state = 'running';
@@ -516,6 +526,8 @@ export class VerificationService {
         }
         this.tracker.accept(check, decodeResult(stored, jobPlan), 'run');
         if (this.refuted(program, [check.result!])) return;
+        // (a result with only refutations, none of them new: the check runs in full)
+        if (check.result!.refutedOnly) return this.runCheck(program, check, priority, timeLimitMs, cache, true);
         this.publishProgram(program); // its diagnostics, then the states
         this.searchWitnesses(program, check);
     }

@@ -64,6 +64,13 @@ export interface VerifyOptions {
      * not "verified".
      */
     houdiniSeedCandidates?: readonly string[];
+    /**
+     * The check ends as soon as it knows which inferred annotations it refutes
+     * (with those failures only: `CheckResult.refutedOnly`), when the caller
+     * runs the inference again on a refutation (issue 15: the rest would be
+     * thrown away). Without refutations the check runs as usual.
+     */
+    untilRefuted?: boolean;
 }
 
 export interface VerifyResult {
@@ -215,7 +222,8 @@ async function runCheck(u: Check, ctx: ProgramContext, options: VerifyOptions): 
                 result = undefined;
             }
         }
-        result ??= await runVC(vc, session, log, deadline, options.trace); // stage 7
+        result ??= await runVC(vc, session, log, deadline, options.trace, undefined, options.untilRefuted); // stage 7
+        if (result.refutedOnly) base.refutedOnly = true;
         base.queries += result.queries;
         base.inferredLoopInvariants = [...result.inferred.values()].flat();
         if (exact && !result.houdiniGaveUp) base.candidates = candidates;

@@ -80,6 +80,12 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
     const lastRun = new Map<string, { kept: string[]; candidates: string[] }>();
     /** Whether the last round refuted inferred invariants only (the checks lost assumptions, nothing else changed). */
     let invariantsOnly = false;
+    /**
+     * Checks end at their refutations (VerifyOptions.untilRefuted: the same refutations as a full
+     * run, without the rest, which the next round would throw away), until a round refutes
+     * nothing new: then the checks that ended so run in full.
+     */
+    let early = true;
     // (the inference is a guess: when it fails, the program is checked as written, and the failure logged)
     let inference = reinfer(program, refutations, options);
     options.trace?.(`[infer] ${inference.annotations.length} annotation(s) inferred`);
@@ -103,8 +109,9 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
             // nothing else: its Houdini starts from what it kept last time (one round instead of one
             // per refuted candidate), with the same outcome as from all candidates (VerifyOptions).
             const last = invariantsOnly ? lastRun.get(check.key) : undefined;
-            const r = (await verifyCheck(ctx, check.key, last ? { ...options, houdiniSeed: last.kept, houdiniSeedCandidates: last.candidates } : options))!;
-            done.set(fingerprint, r);
+            const untilRefuted = early && inference.annotations.length > 0;
+            const r = (await verifyCheck(ctx, check.key, { ...options, ...(last ? { houdiniSeed: last.kept, houdiniSeedCandidates: last.candidates } : {}), ...(untilRefuted ? { untilRefuted } : {}) }))!;
+            if (!r.refutedOnly) done.set(fingerprint, r);
             if ((r.status === 'verified' || r.status === 'failed') && r.candidates) lastRun.set(check.key, { kept: r.inferredLoopInvariants, candidates: r.candidates });
             return r;
         };
@@ -113,11 +120,11 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         // round at once, before the other checks run with it (issue 15).
         const init = checks.find(c => c.check.kind === 'init');
         const first = init && inferredInvariants(inference) && !done.has(init.fingerprint) ? await run(init) : undefined;
-        const early = first ? refutationsOf(first) : [];
-        if (early.length > 0) options.trace?.(`[infer] round ${round} refuted in the initial state: ${refutedText(early)}`);
-        if (early.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(early, round >= MAX_ROUNDS)) {
+        const initRefs = first ? refutationsOf(first) : [];
+        if (initRefs.length > 0) options.trace?.(`[infer] round ${round} refuted in the initial state: ${refutedText(initRefs)}`);
+        if (initRefs.length > 0 && round < MAX_ROUNDS + 4 && refutations.add(initRefs, round >= MAX_ROUNDS)) {
             inference = reinfer(program, refutations, options);
-            invariantsOnly = early.every(r => r.kind === 'invariant');
+            invariantsOnly = initRefs.every(r => r.kind === 'invariant');
             continue;
         }
         const results = await inParallel(checks, options.concurrency ?? 1, run);
@@ -126,6 +133,11 @@ export async function verifyWithInference(program: ProgramModel, options: Verify
         // after MAX_ROUNDS, a refuted guard is dropped as a whole (a bounded number of rounds more);
         // a refutation still there at the end is shown (never hidden)
         if (refs.length === 0 || round >= MAX_ROUNDS + 4 || !refutations.add(refs, round >= MAX_ROUNDS)) {
+            if (results.some(r => r.refutedOnly)) {
+                // nothing new refuted: the checks that ended at their refutations run in full (the others are done)
+                early = false;
+                continue;
+            }
             const diagnostics: VDiagnostic[] = uncheckedDiagnostics(ctx);
             for (const r of results) for (const d of r.diagnostics) diagnostics.push(d);
             return { checks: results, diagnostics: dedupe(diagnostics), inference, rounds: round };

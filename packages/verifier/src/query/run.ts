@@ -27,6 +27,11 @@ export interface RunResult {
     unknownAfterMs?: number;
     /** Houdini could not finish (the solver did not decide a round): no loop invariant was kept. */
     houdiniGaveUp?: boolean;
+    /**
+     * Only the failures of inferred annotations' obligations (`untilRefuted`):
+     * every one that fails, the program's own obligations not looked at.
+     */
+    refutedOnly?: boolean;
 }
 
 
@@ -46,7 +51,7 @@ export interface RunResult {
  * check that is not must be run again without seed (runCheck does, in a fresh
  * session, so that its failures are those of a run without seed).
  */
-export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace, seed?: ReadonlySet<string>): Promise<RunResult> {
+export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, deadline = Infinity, trace?: Trace, seed?: ReadonlySet<string>, untilRefuted = false): Promise<RunResult> {
     const raw = async (text: string) => {
         log?.(text);
         const t0 = Date.now();
@@ -58,7 +63,7 @@ export async function runVC(vc: VC, session: SolverSession, log?: QueryLog, dead
     log?.(vc.obligations.map(c => `; obligation ${c.id} (${c.kind}, ${c.info.code}): ${c.info.message.replace(/\n/g, ' ')}`).join('\n') + '\n');
     await send(vc.script);
     const candidates = vc.obligations.filter(c => c.kind === 'candidate');
-    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(candidateText(c))).map(c => c.id)), { send, raw }, deadline, trace);
+    return attempt(vc, new Set(candidates.filter(c => !seed || seed.has(candidateText(c))).map(c => c.id)), { send, raw }, deadline, trace, untilRefuted);
 }
 
 /** The output, unless the solver reported an error in it. */
@@ -92,16 +97,36 @@ function errorNames(vc: VC, relevant: (c: Obligation) => boolean): string[] {
     return names;
 }
 
-/** Houdini from the `live` candidates, then the program's obligations, on a session that has the VC. */
-async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => Promise<string>; raw: (text: string) => Promise<string> }, deadline: number, trace?: Trace): Promise<RunResult> {
+/**
+ * Houdini from the `live` candidates, then the program's obligations, on a session that has the VC.
+ *
+ * `untilRefuted` (issue 15): the obligations of inferred annotations are checked
+ * along with Houdini's candidates (and, once one fails among the program's
+ * obligations, only they are); when some fail, the run ends with those
+ * failures only (`refutedOnly`, no values), and the inference runs again
+ * without what they refute: the rest of the run would be thrown away. They
+ * are exactly the inferred obligations a full run reports: a failure in a
+ * model that assumes more candidates at the loop heads is one with fewer too
+ * (a path to an assertion only assumes them, and every obligation before it
+ * whether checked or not), and each phase ends on a query in which none of
+ * the others fails. Without such failures the run is the usual one.
+ */
+async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => Promise<string>; raw: (text: string) => Promise<string> }, deadline: number, trace?: Trace, untilRefuted = false): Promise<RunResult> {
     const { send } = io;
     const disabled = new Set<number>();
     let queries = 0;
     let houdiniGaveUp = false;
     const failures: Failure[] = [];
+    const inferredObligation = (c: Obligation) => c.kind !== 'candidate' && c.info.inferred !== undefined;
+    /** The inferred annotations' obligations are checked in Houdini's queries (untilRefuted). */
+    let checkInferred = untilRefuted && vc.obligations.some(inferredObligation);
+    /** After an inferred obligation failed (untilRefuted): only those are checked. */
+    let onlyInferred = false;
+    const inHoudini = (c: Obligation) => c.kind === 'candidate' ? live.has(c.id) : checkInferred && inferredObligation(c) && !disabled.has(c.id);
+    const inObligations = (c: Obligation) => c.kind !== 'candidate' && !disabled.has(c.id) && (!onlyInferred || inferredObligation(c));
     const literals = (phase: 'houdini' | 'obligations') => vc.obligations.map(c => {
         const en = vc.enable.get(c.id)!;
-        const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'obligations' && !disabled.has(c.id);
+        const on = c.kind === 'candidate' ? live.has(c.id) : phase === 'houdini' ? inHoudini(c) : inObligations(c);
         return on ? en : `(not ${en})`;
     }).join(' ');
     let lastMs = 0;
@@ -142,11 +167,23 @@ async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => 
         status: 'unknown', failures: [...failures].sort((a, b) => a.obligation.id - b.obligation.id), inferred: inferred(vc, live), live: [...live], queries, reason: await reason(send, answer), unknownAfterMs: lastMs,
     });
 
-    // Houdini
+    // Houdini (with the inferred annotations' obligations, untilRefuted)
+    const refuted: Failure[] = [];
+    const refute = (id: number) => {
+        disabled.add(id);
+        refuted.push({ obligation: vc.obligations.find(c => c.id === id)!, values: [], notes: [] });
+    };
     if (live.size > 0) {
         for (;;) {
-            const { answer, failing = [] } = await askFailing('houdini', c => c.kind === 'candidate' && live.has(c.id));
+            const { answer, failing = [] } = await askFailing('houdini', inHoudini);
             if (answer === 'unsat') break;
+            if (answer !== 'sat' && checkInferred) {
+                // not decided with the inferred obligations: Houdini alone, as a full run (which checks them after)
+                checkInferred = false;
+                refuted.length = 0;
+                disabled.clear();
+                continue;
+            }
             if (answer !== 'sat') {
                 trace?.(`[houdini] gave up: ${answer}`);
                 // Houdini could not finish: no inferred invariant is trusted.
@@ -155,21 +192,36 @@ async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => 
                 break;
             }
             if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
-            for (const id of failing) live.delete(id);
-            trace?.(`[houdini] dropped ${failing.length}, ${live.size} left: ${failing.slice(0, 4).map(id => vc.obligations[id].info.message).join(' | ')}`);
+            const dropped = failing.filter(id => live.delete(id));
+            for (const id of failing) if (!dropped.includes(id)) refute(id);
+            if (dropped.length > 0) trace?.(`[houdini] dropped ${dropped.length}, ${live.size} left: ${dropped.slice(0, 4).map(id => vc.obligations[id].info.message).join(' | ')}`);
         }
     }
-    // The program's obligations
-    for (;;) {
-        const { answer, failing = [] } = await askFailing('obligations', c => c.kind !== 'candidate' && !disabled.has(c.id));
-        if (answer === 'unsat') break;
-        if (answer !== 'sat') return unknown(answer);
-        if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
-        for (const id of failing) {
-            disabled.add(id);
-            const obligation = vc.obligations.find(c => c.id === id)!;
-            failures.push({ obligation, ...(await explain(vc, id, send)) });
+    // The program's obligations (untilRefuted: once an inferred one fails, only those)
+    if (refuted.length === 0) {
+        for (;;) {
+            const { answer, failing = [] } = await askFailing('obligations', inObligations);
+            if (answer === 'unsat') break;
+            if (answer !== 'sat' && onlyInferred) break;
+            if (answer !== 'sat') return unknown(answer);
+            if (failing.length === 0) return { ...(await unknown('the counterexample names no failing obligation')), reason: 'internal: a model without a failing obligation' };
+            const inferredFailing = untilRefuted ? failing.filter(id => inferredObligation(vc.obligations.find(c => c.id === id)!)) : [];
+            if (inferredFailing.length > 0) onlyInferred = true;
+            if (onlyInferred) {
+                inferredFailing.forEach(refute);
+                continue;
+            }
+            for (const id of failing) {
+                disabled.add(id);
+                const obligation = vc.obligations.find(c => c.id === id)!;
+                failures.push({ obligation, ...(await explain(vc, id, send)) });
+            }
         }
+    }
+    if (refuted.length > 0) {
+        trace?.(`[houdini] ${refuted.length} inferred annotation obligation(s) fail: the run ends with them`);
+        refuted.sort((a, b) => a.obligation.id - b.obligation.id);
+        return { status: 'failed', failures: refuted, inferred: inferred(vc, live), live: [...live], queries, refutedOnly: true };
     }
     // in the obligations' order, not the order the models showed them in: which of two failures at
     // one place is reported must not depend on the solver's models (nor on its build: wasm or native)

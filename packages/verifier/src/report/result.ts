@@ -60,6 +60,12 @@ export interface CheckResult {
     /** The thread's shared accesses and whether each is stable there (race-free), per this check. */
     accesses: Array<{ range: Range; text: string; write: boolean; sync: boolean; stable: boolean }>;
     envStar: string;
+    /**
+     * The check stopped at the refutations of inferred annotations (`VerifyOptions.untilRefuted`):
+     * its diagnostics are those refutations, nothing else was looked at. Never shown nor cached:
+     * the inference runs again without what they refute.
+     */
+    refutedOnly?: boolean;
     /** A failed unit whose remaining checks the solver could not decide (why). */
     undecided?: string;
     /** Why a check is `unknown` (not decided) or `error` (not run): for the code lens and the CLI. */

@@ -21,6 +21,8 @@ export interface CheckOptions {
     resourceLimit?: number;
     /** Loop-invariant candidates to start Houdini from (VerifyOptions.houdiniSeed). */
     houdiniSeed?: string[];
+    /** End at the refutations of inferred annotations (VerifyOptions.untilRefuted). */
+    untilRefuted?: boolean;
 }
 
 /** What a check worker runs its checks on (its workerData). */

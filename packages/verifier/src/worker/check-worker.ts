@@ -121,7 +121,7 @@ async function main(): Promise<void> {
         }
         program.ctx ??= programContext(program.model);
         try {
-            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit, houdiniSeed: m.options.houdiniSeed });
+            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit, houdiniSeed: m.options.houdiniSeed, untilRefuted: m.options.untilRefuted });
             if (state.cancelled) send({ type: 'cancelled', id: m.id });
             else if (!result) send({ type: 'failure', id: m.id, kind: 'error', message: `no check ${m.key}` });
             else send({ type: 'result', id: m.id, result });
