@@ -8,12 +8,11 @@
 // - The SMT-LIB text is copied into `_malloc`'d memory: the generated wrapper
 //   passes strings on the wasm stack, where Z3's thread may read them after the
 //   call returned (measured: corrupted parses under load).
-// - One call at a time (callers queue). The solver host's worker (z3-worker.ts)
-//   evaluates synchronously, on its own thread (`sync`): z3-solver's async call
-//   hands each eval to a thread of Z3's and back, which cost a few ms per query
-//   and one more thread to start. The check workers stay asynchronous: their
-//   cancellation interrupts the query in flight (Z3_interrupt from this thread,
-//   which a synchronous eval would block).
+// - One call at a time (callers queue). The workers evaluate synchronously, on
+//   their own thread (`sync`): z3-solver's async call hands each eval to a
+//   thread of Z3's and back, which cost a few ms per query and one more thread
+//   to start. (The async call remains for a caller that must interrupt a query
+//   from the thread that started it.)
 // - The Emscripten glue is the copy the build patched for speed (z3-glue.ts),
 //   next to the worker's bundle; z3-solver's own copy only if that is missing.
 import * as fs from 'node:fs';

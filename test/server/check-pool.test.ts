@@ -1,0 +1,50 @@
+// The check pool with real check workers (the bundle the server runs) and Z3
+// in WebAssembly, which a check worker calls synchronously on its own thread
+// (issue 15): a cancellation must still stop a running check between two
+// queries, not wait for the pool's grace period.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { model } from '../util/model.js';
+import { EXAMPLES, ROOT } from '../util/paths.js';
+import { CheckPool, type CheckJob } from '../../packages/verifier/src/worker/check-pool.js';
+import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
+
+const SCRIPT = path.join(ROOT, 'packages/cli/out/check-worker.cjs');
+
+describe('check pool: real check workers, Z3 in WebAssembly', () => {
+    it('a running check that is cancelled stops at its next query (well within the grace period), and the worker goes on', { timeout: 60_000 }, async () => {
+        assert.ok(fs.existsSync(SCRIPT), `${SCRIPT} is missing: run \`npm run build\` first`);
+        const program: ProgramModel = await model(fs.readFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), 'utf8'));
+        const job = (key: string, onStart?: () => void): CheckJob => ({
+            version: '1', model: program, key, name: key, kind: 'thread', range: program.threads[0].nameRange,
+            options: { timeLimitMs: 10_000, checkBudgetMs: 10_000 }, priority: 1, onStart,
+        });
+        const pool = new CheckPool(SCRIPT, 1, { kind: 'z3-wasm' });
+        try {
+            // (warm: the worker's start and its first check are not what is measured)
+            const warm = await pool.submit(job('thread:Reader')).done;
+            assert.equal(warm.kind, 'result');
+            // the Writer: its VC, then Houdini's and the obligations' queries (several hundred ms)
+            let started!: () => void;
+            const running = new Promise<void>(resolve => { started = resolve; });
+            const { id, done } = pool.submit(job('thread:Writer', () => started()));
+            await running;
+            await new Promise(resolve => setTimeout(resolve, 60));
+            const t0 = Date.now();
+            pool.cancel(id);
+            const outcome = await done;
+            const ms = Date.now() - t0;
+            // a worker that never looked at its messages would have finished the check (a result) or,
+            // past the grace period of 1 s, been terminated
+            assert.equal(outcome.kind, 'cancelled');
+            assert.ok(ms < 900, `cancelled after ${ms} ms`);
+            const next = await pool.submit(job('thread:Reader')).done;
+            assert.equal(next.kind, 'result');
+            assert.equal(next.kind === 'result' && next.result.status, 'verified');
+        } finally {
+            await pool.dispose();
+        }
+    });
+});
