@@ -47,6 +47,8 @@ export const MAX_INTERACTIVE_LINES = 20_000;
  */
 const DEBOUNCE_MS = 200;
 
+/** CALVIN_DEBUG=1: when the server's phases start and end, on stderr (the editor's output channel), in ms since the process started. */
+const debugTrace = process.env.CALVIN_DEBUG ? (m: string) => process.stderr.write(`[${performance.now().toFixed(0)} ms] ${m}\n`) : undefined;
 const FILE_START = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
 export class VerificationService {
@@ -94,6 +96,7 @@ export class VerificationService {
             const folder = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
             if (folder?.startsWith('file:')) this.workspaceRoot = fileURLToPath(folder);
             this.resetCache();
+            debugTrace?.('initialized: the check workers start');
             // issue 15: the check workers (and their solvers) start now, while the front end runs
             this.scheduler.warm();
         });
@@ -109,7 +112,10 @@ export class VerificationService {
         });
         // (with verifyOn = save or never, planning shows which checks an edit made stale, and the
         // commands can run them; only a save, with save, runs them by itself)
-        shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => this.scheduler.schedule(docs.map(d => d.uri.toString())));
+        shared.workspace.DocumentBuilder.onBuildPhase(DocumentState.Validated, docs => {
+            debugTrace?.(`front end: ${docs.length} document(s) validated`);
+            this.scheduler.schedule(docs.map(d => d.uri.toString()));
+        });
         // A deleted file: its program goes, and its other files are planned again (as a program of their own).
         shared.workspace.DocumentBuilder.onUpdate((_changed, deleted) => {
             const gone = new Set(deleted.map(d => d.toString()));
@@ -352,6 +358,7 @@ export class VerificationService {
     // ------------------------------------------------------------ planning
 
     private async plan(uris: string[]): Promise<void> {
+        debugTrace?.(`planning ${uris.length} document(s)`);
         const all = [...this.shared.workspace.LangiumDocuments.all];
         const done = new Set<string>();
         // open documents first
@@ -366,6 +373,7 @@ export class VerificationService {
             // a document being rebuilt is planned when its rebuild is validated (which schedules it again)
             if (group.some(d => d.state < DocumentState.Validated)) continue;
             this.planGroup(group);
+            debugTrace?.(`planned ${uri}`);
             // yield between programs: the front end answers keystrokes meanwhile
             await new Promise(resolve => setImmediate(resolve));
         }
