@@ -410,8 +410,9 @@ export class VerificationService {
             const inference = this.withInference(model, program.refutations, program);
             program.inference = this.settings.infer ? inference : undefined;
             model = inference.program;
-            plans = planChecks(model, { timeLimitMs: this.settings.timeLimitMs, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}) });
-            program.infos = uncheckedDiagnostics(programContext(model)).map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
+            const ctx = programContext(model);
+            plans = planChecks(ctx, { timeLimitMs: this.settings.timeLimitMs, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}) });
+            program.infos = uncheckedDiagnostics(ctx).map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
         } catch (e) {
             // an internal error: said where the user looks, and nothing shown as verified
             this.connection.console.error(`Calvin: could not plan the checks of ${uris.join(', ')}: ${(e as Error)?.stack ?? e}`);

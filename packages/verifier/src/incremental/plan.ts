@@ -49,9 +49,9 @@ export interface PlanOptions {
     solver?: string;
 }
 
-/** The checks of a program with their fingerprints; cheap (no solver), so it runs after every edit. */
-export function planChecks(program: ProgramModel, options: PlanOptions): CheckPlan[] {
-    const ctx = programContext(program);
+/** The checks of a program (or of its context, made once) with their fingerprints; cheap (no solver), so it runs after every edit. */
+export function planChecks(program: ProgramModel | ProgramContext, options: PlanOptions): CheckPlan[] {
+    const ctx = 'vocab' in program ? program : programContext(program);
     return checksOf(ctx).map(u => planCheck(ctx, u, options));
 }
 

@@ -398,12 +398,14 @@ export function mapsOf(t: Term, out = new Set<string>()): Set<string> {
     return out;
 }
 
+/** Whether each compound term contains a quantifier (terms share subterms: each is looked at once). */
+const quantified = new WeakMap<Term, boolean>();
+
 /** Whether a term contains a quantifier. */
 export function hasQuantifier(t: Term): boolean {
-    switch (t.t) {
-        case 'quant': return true;
-        case 'app': return t.args.some(hasQuantifier);
-        case 'read': return t.keys.some(hasQuantifier);
-        default: return false;
-    }
+    if (t.t === 'quant') return true;
+    if (t.t !== 'app' && t.t !== 'read') return false;
+    let q = quantified.get(t);
+    if (q === undefined) quantified.set(t, q = (t.t === 'app' ? t.args : t.keys).some(hasQuantifier));
+    return q;
 }
