@@ -389,6 +389,38 @@ describe('incremental verification: cancellation and time-outs', () => {
     });
 });
 
+describe('incremental verification: inferred annotations', () => {
+    it('a check that writes nothing waits for those that may refute the inference: after a refutation it runs once, for the new plan', async () => {
+        // vector_ok without its protection, the Reader declared first: the inference proposes
+        // invariants from the array accesses, which the Writer refutes (issue 15)
+        const text = fs.readFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), 'utf8')
+            .replace(/^thread Writer\[\*\] \{[\s\S]*?^\}\n\n(thread Reader\[\*\] \{[\s\S]*?^\}\n)/m, (_m, reader: string) => `${reader}\nthread Writer[*] {\n  v.addElement(7);\n  v.removeAllElements();\n}\n`);
+        assert.ok(text.indexOf('thread Reader') < text.indexOf('thread Writer'), text);
+        const dir = tempWorkspace({ 'vector.calvin': text });
+        const uri = fileUri(path.join(dir, 'vector.calvin'));
+        const client = await LspClient.start({ rootPath: dir, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            await client.open(uri, text);
+            checkDiagnostics(await client.checksDone(uri, 120_000, 3), []);
+            const runs = (name: string) => {
+                let n = 0, before = '';
+                for (const p of client.statusLog) {
+                    if (p.uri !== uri) continue;
+                    const state = p.checks.find(c => c.name === name)?.state ?? '';
+                    if (state === 'running' && before !== 'running') n++;
+                    before = state;
+                }
+                return n;
+            };
+            assert.equal(runs('Writer'), 2, 'the Writer refutes inferred invariants, then runs for the new plan');
+            assert.equal(runs('Reader'), 1, 'the Reader runs once, after the refutation');
+        } finally {
+            await client.shutdown();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
 describe('incremental verification: a method without abstraction', () => {
     it("a bug put into an inlined method re-runs the threads that inline it, and its diagnostic appears there", async () => {
         const text = `int x = 0;

@@ -468,15 +468,25 @@ export class VerificationService {
         if (refs.length === 0 || !program.refutations.add(refs, false)) return false;
         const docs = program.uris.map(u => this.documentOf(u));
         if (docs.some(d => !d || d.state < DocumentState.Validated)) return false; // planned anyway once rebuilt
-        setImmediate(() => {
+        // (before the pool starts its next check, which may be one this plan no longer wants)
+        queueMicrotask(() => {
             if (this.tracker.programOf(program.uris[0]) !== program) return;
             this.planGroup(docs as LangiumDocument[], { run });
         });
         return true;
     }
 
-    /** 0: the check covers the last edit; 1: an open file's check; 2: the rest of the workspace. */
+    /**
+     * 0: the check covers the last edit; 1: an open file's check; 2: the rest of the workspace.
+     * With inferred annotations, a check that writes no shared state comes half a step later:
+     * it cannot refute them, and a check that does may plan its program again (issue 15).
+     */
     private priorityOf(check: TrackedCheck, program: TrackedProgram): number {
+        const later = check.plan.kind !== 'init' && !check.plan.writes && (program.inference?.annotations.length ?? 0) > 0 ? 0.5 : 0;
+        return this.basePriorityOf(check, program) + later;
+    }
+
+    private basePriorityOf(check: TrackedCheck, program: TrackedProgram): number {
         const e = this.lastEdit.get(check.uri);
         if (e && planContains(check.plan, e.start)) return 0;
         // a method without abstraction being edited: the checks that inline it

@@ -4,7 +4,7 @@ import type { FieldModel, MethodModel, ProgramModel, Range } from '../model/prog
 import { checkSpec, checksOf, programContext, type Check, type ProgramContext } from '../driver/program-context.js';
 import { lowerCheck, lowerInit } from '../driver/stages.js';
 import { LoweringError } from '../lower/lower.js';
-import type { Cmd } from '../il/il.js';
+import type { Access, Cmd } from '../il/il.js';
 
 /**
  * Incremental checking (issue 4): every check of a program gets a
@@ -39,6 +39,12 @@ export interface CheckPlan {
     ranges: Range[];
     /** Methods without abstraction whose bodies the check inlines (it covers them). */
     inlines: string[];
+    /**
+     * Whether its body writes shared state (a field, a global, an array element; not a
+     * monitor): a check that does not cannot refute an inferred annotation (the server runs
+     * such checks after those that may).
+     */
+    writes: boolean;
     /** The check could not be prepared (reported when it runs). */
     error?: string;
 }
@@ -60,12 +66,13 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
     const parts: string[] = [CHECKER_VERSION, JSON.stringify(options), u.key, u.thread ? `${u.thread.id ?? ''}/${u.thread.count ?? ''}` : ''];
     const add = (c: Canonical) => { parts.push(c.text); append(ranges, c.ranges); };
     const inlines = new Set<string>();
+    let writes = true;
     let error: string | undefined;
     try {
         // before the body, as lowerCheck would: type ids are numbered in order of first use
         const init = u.kind !== 'init' && u.thread ? initPart(ctx) : undefined;
         const lowered = lowerCheck(ctx, u, false);
-        collectInlined(lowered.body, inlines);
+        writes = collectInlined(lowered.body, inlines);
         const shared = programParts(ctx);
         add(shared.fields);
         add(shared.threads);
@@ -88,7 +95,7 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
     }
     const fingerprint = hash(positionFree(parts.join('\n')));
     const extent = u.thread?.range ?? u.method?.range;
-    return { key: u.key, name: u.name, kind: u.kind, range: u.range, extent, fingerprint, ranges, inlines: [...inlines], error };
+    return { key: u.key, name: u.name, kind: u.kind, range: u.range, extent, fingerprint, ranges, inlines: [...inlines], writes, error };
 }
 
 interface Canonical {
@@ -209,15 +216,19 @@ function isMethodModel(o: Record<string, unknown>): o is MethodModel & Record<st
 }
 
 /** The methods without abstraction whose bodies a lowered check contains (their calls' chains). */
-function collectInlined(cmds: Cmd[], out: Set<string>): void {
+/** The methods a lowered body inlines (into `out`); whether it writes shared state other than monitors. */
+function collectInlined(cmds: Cmd[], out: Set<string>): boolean {
     const seen = new Set<object>();
+    let writes = false;
     const walk = (x: unknown): void => {
         if (x === null || typeof x !== 'object' || seen.has(x)) return;
         seen.add(x);
         if (Array.isArray(x)) { x.forEach(walk); return; }
         const o = x as Record<string, unknown>;
         if (Array.isArray(o.chain)) for (const f of o.chain as Array<{ method: string }>) out.add(f.method);
+        if (Array.isArray(o.accesses)) writes ||= (o.accesses as Access[]).some(a => a.write && a.loc.kind !== 'holder');
         for (const v of Object.values(o)) if (typeof v === 'object') walk(v);
     };
     walk(cmds);
+    return writes;
 }

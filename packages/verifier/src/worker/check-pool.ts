@@ -210,7 +210,9 @@ export class CheckPool {
         for (const t of r.timers) clearTimeout(t);
         r.resolve(r.cancelled && (outcome.kind === 'witness' || (outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed')) ? { kind: 'cancelled' } : outcome);
         if (this.slots.length > this.target) this.retire();
-        this.pump();
+        // the next check starts once the owner has seen this outcome (its reactions, on the
+        // promise, may cancel or reorder what is queued: a refutation plans a program again)
+        setImmediate(() => this.pump());
     }
 
     // ------------------------------------------------------------ workers
