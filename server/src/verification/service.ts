@@ -620,11 +620,12 @@ export class VerificationService {
 
     /** The check workers, on the solver `calvin.solver` / `calvin.z3Path` choose (said once in the log). */
     private makePool(): CheckPool {
-        let kind: 'z3-wasm' | 'z3-native' = 'z3-wasm', z3Path: string | undefined;
+        let kind: 'z3-wasm' | 'z3-native' = 'z3-wasm', z3Path: string | undefined, z3Version: string | undefined;
         try {
             const r = resolveSolver(this.settings.solver, this.settings.z3Path || undefined);
             kind = r.kind;
             z3Path = r.z3Path;
+            z3Version = r.version;
             this.solverDescription = r.description;
         } catch (e) {
             // calvin.solver = native without a usable z3: said in the log, and checks run on WebAssembly
@@ -632,7 +633,7 @@ export class VerificationService {
         }
         const workers = this.workerCount();
         this.connection.console.info(`Calvin: solver: ${this.solverDescription}; ${workers} check worker${workers === 1 ? '' : 's'}`);
-        return new CheckPool(defaultCheckWorkerScript(), workers, { kind, z3Path });
+        return new CheckPool(defaultCheckWorkerScript(), workers, { kind, z3Path, z3Version });
     }
 
     // ------------------------------------------------------------ publishing

@@ -15,6 +15,8 @@ import { DEFAULT_BOUNDS } from '../witness/types.js';
 export interface CheckPoolSolver {
     kind: 'z3-wasm' | 'z3-native';
     z3Path?: string;
+    /** The native z3's version, when known (a worker asks `z3 --version` itself otherwise). */
+    z3Version?: string;
 }
 
 export interface CheckJob {
@@ -232,7 +234,7 @@ export class CheckPool {
             slot.worker = undefined;
             return;
         }
-        const workerData: CheckWorkerData = { kind: 'calvin-check-worker', solver: this.solver.kind, z3Path: this.solver.z3Path };
+        const workerData: CheckWorkerData = { kind: 'calvin-check-worker', solver: this.solver.kind, z3Path: this.solver.z3Path, z3Version: this.solver.z3Version };
         const worker = new Worker(this.script, { execArgv: [], stdout: true, stderr: true, name: 'calvin-check', workerData });
         slot.worker = worker;
         worker.stdout.on('data', () => undefined);

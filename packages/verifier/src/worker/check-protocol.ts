@@ -31,6 +31,8 @@ export interface CheckWorkerData {
     /** A native z3 process (at z3Path), or Z3 in WebAssembly in the worker itself. */
     solver: 'z3-wasm' | 'z3-native';
     z3Path?: string;
+    /** Its version, as the host found it (no `z3 --version` per worker). */
+    z3Version?: string;
 }
 
 export type HostToCheckWorker =

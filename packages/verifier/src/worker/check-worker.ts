@@ -51,7 +51,7 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
         const engine = new NativeEngine(data.z3Path, true);
         await engine.ready();
         return {
-            name: 'z3-native', initMs: performance.now() - t0, version: nativeZ3Version(data.z3Path) ?? '?',
+            name: 'z3-native', initMs: performance.now() - t0, version: data.z3Version ?? nativeZ3Version(data.z3Path) ?? '?',
             eval: (text, timeLimitMs) => engine.eval(text, timeLimitMs),
             interrupt: () => engine.abort(),
         };
