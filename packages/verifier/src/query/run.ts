@@ -221,7 +221,7 @@ async function attempt(vc: VC, live: Set<number>, io: { send: (text: string) => 
     if (refuted.length > 0) {
         trace?.(`[houdini] ${refuted.length} inferred annotation obligation(s) fail: the run ends with them`);
         refuted.sort((a, b) => a.obligation.id - b.obligation.id);
-        return { status: 'failed', failures: refuted, inferred: inferred(vc, live), live: [...live], queries, refutedOnly: true };
+        return { status: 'failed', failures: refuted, inferred: inferred(vc, live), live: [...live], queries, refutedOnly: true, ...(houdiniGaveUp ? { houdiniGaveUp } : {}) };
     }
     // in the obligations' order, not the order the models showed them in: which of two failures at
     // one place is reported must not depend on the solver's models (nor on its build: wasm or native)
