@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { invokeHelperModule, patchGlue, readInvokeImports } from '../../packages/verifier/src/solver-host/z3-glue.js';
-import { PRESTARTED_THREADS, PRESTARTED_THREADS_SYNC, prespawnThreads } from '../../packages/verifier/src/solver-host/z3-direct.js';
+import { PRESTARTED_THREADS, prespawnThreads } from '../../packages/verifier/src/solver-host/z3-direct.js';
 import { ROOT } from '../util/paths.js';
 import { HARD_QUERY, makeVc } from './vcs.js';
 
@@ -55,7 +55,7 @@ describe('z3-solver glue: the patch', () => {
 
 interface DirectInstance {
     eval(text: string): Promise<string>;
-    /** The same, synchronously on this thread (z3-direct.ts with `sync`, the solver host's worker). */
+    /** The same, synchronously on this thread (as z3-direct.ts evaluates in the workers). */
     evalSync(text: string): string;
     reset(): void;
     invokes: boolean;
@@ -122,23 +122,9 @@ function scripts(): string[] {
 }
 
 describe("Z3's threads started ahead (z3-direct.ts)", () => {
-    it('the first query with a time limit uses the threads started ahead and starts none of its own; they never keep the process alive', T, async () => {
+    it('a synchronous eval needs only the timer\'s thread, started ahead, and answers as the asynchronous one; the thread never keeps the process alive', T, async () => {
         const z3 = await z3From(BUILT[0]);
-        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS), 2);
-        const workers = () => z3.threads.unusedWorkers.length + z3.threads.runningWorkers.length;
-        assert.equal(workers(), 2);
-        // the async call's thread, and the thread of Z3's timer (:timeout)
-        const out = await z3.eval('(set-option :timeout 5000)\n(declare-const x Int)\n(assert (> x 2))\n(check-sat)\n(get-value (x))\n');
-        assert.match(out, /^sat\n\(\(x \d+\)\)/);
-        assert.equal(workers(), 2);
-        // (more evals may make a thread more, when the last one's is not back in the pool yet; this
-        // test file's process must still end on its own, with every thread idle)
-        for (let i = 0; i < 20; i++) assert.equal(await z3.eval('(check-sat)\n'), 'sat\n');
-    });
-
-    it('a synchronous eval needs only the timer\'s thread, and answers as the asynchronous one', T, async () => {
-        const z3 = await z3From(BUILT[0]);
-        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS_SYNC), 1);
+        assert.equal(prespawnThreads(z3.em, PRESTARTED_THREADS), 1);
         const workers = () => z3.threads.unusedWorkers.length + z3.threads.runningWorkers.length;
         // (the thread started ahead loads while this one is blocked in Z3: it needs nothing of this one)
         const out = z3.evalSync('(set-option :timeout 5000)\n(declare-const x Int)\n(assert (> x 2))\n(check-sat)\n(get-value (x))\n');
@@ -190,7 +176,7 @@ describe('z3-solver glue: the patched glue answers like the stock one', () => {
                 assert.equal(ready.type, 'ready', ready.message);
                 assert.equal(ready.glue, 'patched');
                 // both evaluate synchronously: only Z3's timer needs a thread
-                assert.equal(ready.threads, PRESTARTED_THREADS_SYNC);
+                assert.equal(ready.threads, PRESTARTED_THREADS);
             } finally {
                 await worker.terminate();
             }

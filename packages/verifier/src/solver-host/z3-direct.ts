@@ -8,11 +8,10 @@
 // - The SMT-LIB text is copied into `_malloc`'d memory: the generated wrapper
 //   passes strings on the wasm stack, where Z3's thread may read them after the
 //   call returned (measured: corrupted parses under load).
-// - One call at a time (callers queue). The workers evaluate synchronously, on
-//   their own thread (`sync`): z3-solver's async call hands each eval to a
-//   thread of Z3's and back, which cost a few ms per query and one more thread
-//   to start. (The async call remains for a caller that must interrupt a query
-//   from the thread that started it.)
+// - One call at a time, synchronously, on the worker's own thread (issue 15):
+//   z3-solver's async call hands each eval to a thread of Z3's and back, which
+//   cost a few ms per query and one more thread to start. Nothing interrupts an
+//   eval: a query past its hard limit ends with its worker.
 // - The Emscripten glue is the copy the build patched for speed (z3-glue.ts),
 //   next to the worker's bundle; z3-solver's own copy only if that is missing.
 import * as fs from 'node:fs';
@@ -29,11 +28,6 @@ export const WARM_UP = `(reset)(set-option :produce-models true)(set-option :tim
 
 export interface DirectZ3 {
     eval(text: string): Promise<string>;
-    /**
-     * Ask Z3 to stop the eval in flight (it answers `unknown`); the context stays usable.
-     * Asynchronous evals only: a synchronous one holds the thread until it is done.
-     */
-    interrupt(): void;
     readonly version: string;
     readonly initMs: number;
     /** Which Emscripten glue runs Z3: the build's patched copy (with its WebAssembly invokes), or z3-solver's own. */
@@ -77,11 +71,10 @@ interface PThreadPool {
 }
 
 /**
- * Z3 runs each async call on a thread of its own and starts one more for its
- * timer (`:timeout`; a synchronous eval needs only that one): each is a Worker
- * that loads the glue and the module (about
- * 0.15 s each, one after the other in the first queries). They start here, side
- * by side, while the context is made and the first query parsed; Emscripten's
+ * Z3 starts a thread for the timer of a query's time limit (`:timeout`): a
+ * Worker that loads the glue and the module (about 0.15 s, in the first
+ * query). It starts here, while the context is made and the first query
+ * parsed; Emscripten's
  * pool hands them out when Z3 asks for threads (it makes more when they are
  * busy). Unreferenced: an idle one never keeps the process alive.
  */
@@ -99,23 +92,13 @@ export function prespawnThreads(em: { PThread?: Partial<PThreadPool> }, n: numbe
 }
 
 /**
- * Z3's threads in a query with a time limit: the async call's and the timer's;
- * a synchronous eval needs only the timer's.
- * (The next async call may start before the last one's thread is back in
- * Emscripten's pool: a third one is made then. Started ahead too, it cost more
- * than it saved: each is a JavaScript realm and an instance of the module, on
- * cores the other solver and the front end need. Measured on the textbook
- * programs, 2 jobs: 50-100 ms slower end to end with three.)
+ * Z3's threads in a query with a time limit: the timer's. (More started ahead
+ * cost more than they saved: each is a JavaScript realm and an instance of the
+ * module, on cores the other solver and the front end need.)
  */
-export const PRESTARTED_THREADS = 2;
-export const PRESTARTED_THREADS_SYNC = 1;
+export const PRESTARTED_THREADS = 1;
 
-export interface StartOptions {
-    /** Evaluate on the calling thread (blocking it) instead of on a thread of Z3's. */
-    sync?: boolean;
-}
-
-export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
+export async function startZ3(): Promise<DirectZ3> {
     const t0 = performance.now();
     const files = z3Files();
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -125,7 +108,7 @@ export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
         // Z3's pthreads must load the glue, not this bundle.
         mainScriptUrlOrBlob: files.glue,
     });
-    const threads = prespawnThreads(em, options.sync ? PRESTARTED_THREADS_SYNC : PRESTARTED_THREADS);
+    const threads = prespawnThreads(em, PRESTARTED_THREADS);
     const newContext = () => {
         const cfg = Z3.mk_config();
         const c = Z3.mk_context_rc(cfg);
@@ -133,7 +116,6 @@ export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
         return c;
     };
     let ctx = newContext();
-    let busy = false;
     const initMs = performance.now() - t0;
     const v = Z3.get_version();
     return {
@@ -141,7 +123,6 @@ export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
         initMs,
         glue: files.kind === 'patched' && em.calvinInvokes === true ? 'patched' : 'stock',
         threads,
-        interrupt: () => { if (busy) Z3.interrupt(ctx); },
         async eval(text: string): Promise<string> {
             if (text.startsWith('(reset)')) {
                 Z3.del_context(ctx);
@@ -150,14 +131,11 @@ export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
             const bytes = Buffer.from(text, 'utf8');
             const ptr: number = em._malloc(bytes.length + 1);
             if (!ptr) throw new Error('Memory allocation failed (malloc returned 0)');
-            busy = true;
             try {
                 const heap: Uint8Array = em.HEAPU8;
                 heap.set(bytes, ptr);
                 heap[ptr + bytes.length] = 0;
-                const out: unknown = options.sync
-                    ? em.ccall('Z3_eval_smtlib2_string', 'string', ['number', 'number'], [ctx, ptr])
-                    : await em.async_call(() => em.ccall('async_Z3_eval_smtlib2_string', 'void', ['number', 'number'], [ctx, ptr]));
+                const out: unknown = em.ccall('Z3_eval_smtlib2_string', 'string', ['number', 'number'], [ctx, ptr]);
                 return typeof out === 'string' ? out : String(out ?? '');
             } catch (e) {
                 if (isWasmCrash(e)) throw e;
@@ -166,7 +144,6 @@ export async function startZ3(options: StartOptions = {}): Promise<DirectZ3> {
                 try { code = ` (Z3 error code ${Z3.get_error_code(ctx)})`; } catch { /* ignore */ }
                 throw new Error(`z3 error${code}: ${messageOf(e)}`);
             } finally {
-                busy = false;
                 em._free(ptr);
             }
         },

@@ -22,7 +22,7 @@ function send(message: WorkerToHost): void {
 }
 
 async function main(): Promise<void> {
-    const z3 = await startZ3({ sync: true });
+    const z3 = await startZ3();
     let prewarmMs = 0;
     if (startData?.prewarm) {
         const t1 = performance.now();

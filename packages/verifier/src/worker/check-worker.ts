@@ -56,9 +56,9 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
             interrupt: () => engine.abort(),
         };
     }
-    // Synchronous evals (issue 15): no hop to a thread of Z3's and back for each query, one thread
-    // fewer to start. A turn of the event loop before each query lets a cancellation in.
-    const z3: DirectZ3 = await startZ3({ sync: true });
+    // Z3 evaluates synchronously on this thread (z3-direct.ts): a turn of the event loop before each
+    // query lets a cancellation in.
+    const z3: DirectZ3 = await startZ3();
     await z3.eval(WARM_UP);
     return {
         name: 'z3-wasm', initMs: z3.initMs, version: z3.version, glue: z3.glue, threads: z3.threads,
