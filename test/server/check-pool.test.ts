@@ -47,4 +47,71 @@ describe('check pool: real check workers, Z3 in WebAssembly', () => {
             await pool.dispose();
         }
     });
+
+    // Background work (witness searches) must not hold the workers a check waits for: after an
+    // edit, the checks of the new text would otherwise wait for searches of up to 10 s per query.
+    describe('a background job yields its worker to a job that waits', () => {
+        const setup = async () => {
+            const program: ProgramModel = await model(fs.readFileSync(path.join(EXAMPLES, 'vector_ok.calvin'), 'utf8'));
+            const job = (key: string, extra: Partial<CheckJob> = {}): CheckJob => ({
+                version: '1', model: program, key, name: key, kind: 'thread', range: program.threads[0].nameRange,
+                options: { timeLimitMs: 10_000, checkBudgetMs: 60_000 }, priority: 1, ...extra,
+            });
+            const pool = new CheckPool(SCRIPT, 1, { kind: 'z3-wasm' });
+            const warm = await pool.submit(job('thread:Reader')).done;
+            assert.equal(warm.kind, 'result');
+            return { pool, job };
+        };
+
+        it('stopped at its next query, it runs again after the waiting check (with its whole result)', { timeout: 60_000 }, async () => {
+            const { pool, job } = await setup();
+            try {
+                const order: string[] = [];
+                let starts = 0;
+                let reader: Promise<unknown> | undefined;
+                const background = pool.submit(job('thread:Writer', {
+                    priority: 3, background: true,
+                    onStart: () => {
+                        // the Writer (several hundred ms of queries) has just started: a check arrives
+                        if (starts++ === 0) reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); return o; });
+                    },
+                })).done.then(o => { order.push('Writer'); return o; });
+                const w = await background;
+                const r = await reader;
+                assert.deepEqual(order, ['Reader', 'Writer']);
+                assert.equal(starts, 2, 'the background job started over');
+                assert.equal(w.kind === 'result' && w.result.status, 'verified');
+                assert.equal((r as { kind: string; result?: { status: string } }).result?.status, 'verified');
+            } finally {
+                await pool.dispose();
+            }
+        });
+
+        it('a background job that does not stop ends with its worker; it runs again on the next one', { timeout: 60_000 }, async () => {
+            const { pool, job } = await setup();
+            try {
+                const order: string[] = [];
+                let starts = 0;
+                let reader: Promise<unknown> | undefined;
+                const { id, done } = pool.submit(job('thread:Writer', {
+                    priority: 3, background: true,
+                    onStart: () => {
+                        if (starts++ > 0) return;
+                        // the worker hangs at its next turn (as in a long synchronous query); then a check arrives
+                        pool.debug(id, 'hang');
+                        setTimeout(() => { reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); return o; }); }, 500);
+                    },
+                }));
+                const w = await done.then(o => { order.push('Writer'); return o; });
+                const r = await reader;
+                assert.ok(reader, 'the check was submitted');
+                assert.deepEqual(order, ['Reader', 'Writer']);
+                assert.equal(starts, 2);
+                assert.equal(w.kind === 'result' && w.result.status, 'verified');
+                assert.equal((r as { kind: string; result?: { status: string } }).result?.status, 'verified');
+            } finally {
+                await pool.dispose();
+            }
+        });
+    });
 });

@@ -119,6 +119,30 @@ describe('check tracker', () => {
     });
 });
 
+describe('check tracker: witness searches', () => {
+    it('the searches for an older text of the program are stopped (and no longer pending); a dropped program stops its searches', async () => {
+        const m = await model(LOCK);
+        const t = new CheckTracker();
+        const { program } = t.enter([URI]);
+        const d = t.applyPlan(program, m, planChecks(m, { timeLimitMs: 1000 }), never, 'run');
+        const [t1, t2] = [d.run.find(c => c.plan.name === 'T1')!, d.run.find(c => c.plan.name === 'T2')!];
+        t.accept(t1, result(t1.plan, 'failed', 10), 'run');
+        t.accept(t2, result(t2.plan, 'failed', 11), 'run');
+        const done = { status: 'not-confirmed', bounds: { loops: 3, switches: 3, copies: 2 }, reason: 'r', timeMs: 1 } as const;
+        Object.assign(t1, { witnessEdits: program.edits, witnessJobs: [21, 22], witnesses: new Map<string, unknown>([['a', 'pending'], ['b', done]]) });
+        Object.assign(t2, { witnessEdits: program.edits, witnessJobs: [23], witnesses: new Map([['c', 'pending']]) });
+        // the same text: the searches go on
+        assert.deepEqual(t.staleWitnessJobs(program), []);
+        t.edited(URI, { start: { line: 0, character: 0 }, oldEnd: { line: 0, character: 0 }, newEnd: { line: 1, character: 0 } });
+        assert.deepEqual(t.staleWitnessJobs(program).sort(), [21, 22, 23]);
+        assert.deepEqual([...t1.witnesses.keys()], ['b']);
+        assert.deepEqual([...t2.witnesses.keys()], []);
+        assert.deepEqual(t.staleWitnessJobs(program), [], 'once');
+        t2.witnessJobs.push(24);
+        assert.deepEqual(t.deleted(URI).cancel, [24]);
+    });
+});
+
 class RecordingPool implements JobPool {
     readonly submitted: Array<{ key: string; priority: number }> = [];
     readonly cancelled: number[] = [];

@@ -383,6 +383,7 @@ export class VerificationService {
     private planGroup(group: LangiumDocument[], again?: { run: boolean }): void {
         const { program, cancel } = this.tracker.enter(group.map(d => d.uri.toString()));
         this.scheduler.cancel(cancel);
+        this.scheduler.cancel(this.tracker.staleWitnessJobs(program));
         const uris = program.uris;
         const run = again?.run ?? (this.settings.verifyOn === 'change' || uris.some(u => this.saved.has(u)));
         if (this.settings.verifyOn === 'save') uris.forEach(u => this.saved.delete(u));
@@ -581,7 +582,7 @@ export class VerificationService {
             const limit = this.settings.timeLimitMs;
             const { id, done } = this.scheduler.submit({
                 version: `${program.version}`, model, key: check.plan.key, name: check.plan.name, kind: check.plan.kind, range: check.plan.range,
-                options: { timeLimitMs: limit, checkBudgetMs: 4 * limit }, priority: 3, witness: { diagnostic: d, sources },
+                options: { timeLimitMs: limit, checkBudgetMs: 4 * limit }, priority: 3, background: true, witness: { diagnostic: d, sources },
             });
             check.witnessJobs.push(id);
             void done.then(outcome => {

@@ -145,7 +145,21 @@ export class CheckTracker {
         if (!p) return [];
         this.programs.delete(id);
         for (const u of p.uris) if (this.programOfUri.get(u) === id) this.programOfUri.delete(u);
-        return [...p.checks.values()].flatMap(c => (c.job ? [c.job.id] : []));
+        return [...p.checks.values()].flatMap(c => [...(c.job ? [c.job.id] : []), ...c.witnessJobs.splice(0)]);
+    }
+
+    /**
+     * The witness searches for an older text of the program (their results would be
+     * dropped): their job ids, to cancel; their findings are no longer pending.
+     */
+    staleWitnessJobs(program: TrackedProgram): number[] {
+        const out: number[] = [];
+        for (const c of program.checks.values()) {
+            if (c.witnessJobs.length === 0 || c.witnessEdits === program.edits) continue;
+            out.push(...c.witnessJobs.splice(0));
+            for (const [k, w] of c.witnesses) if (w === 'pending') c.witnesses.delete(k);
+        }
+        return out;
     }
 
     /** Forget a deleted document: its program goes; the other documents of that program are returned (to plan again). */
@@ -240,7 +254,7 @@ export class CheckTracker {
             out.run.push(check);
         }
         // checks that are gone: stop them
-        for (const c of previous.values()) if (c.job) out.cancel.push(c.job.id);
+        for (const c of previous.values()) out.cancel.push(...(c.job ? [c.job.id] : []), ...c.witnessJobs.splice(0));
         return out;
     }
 

@@ -35,6 +35,11 @@ export interface CheckJob {
     onStart?: () => void;
     /** A witness search for a diagnostic of the program, instead of the check (issue 14). */
     witness?: WitnessRequest;
+    /**
+     * Background work (a witness search): it yields its worker to any other job that
+     * would wait for one: stopped, queued again and started over later.
+     */
+    background?: boolean;
 }
 
 export type JobOutcome = { kind: 'result'; result: CheckResult } | { kind: 'witness'; witness: WitnessResult } | { kind: 'cancelled' };
@@ -48,6 +53,12 @@ interface Queued {
 
 /** Time a worker gets to answer a cancellation before it is terminated. */
 const CANCEL_GRACE_MS = 1000;
+/**
+ * Time a preempted background job gets to stop at its next query before its worker is
+ * terminated: longer than a cancellation's, because a worker evaluating Z3 in WebAssembly
+ * only stops between two queries, and a new worker costs about as much as a query.
+ */
+const PREEMPT_GRACE_MS = 3000;
 /** Time past a check's budget before its worker is terminated. */
 const HARD_GRACE_MS = 2000;
 const START_TIMEOUT_MS = 60_000;
@@ -56,7 +67,7 @@ class Slot {
     worker: Worker | undefined;
     ready: Promise<void> | undefined;
     programs = new Set<string>();
-    running: (Queued & { timers: NodeJS.Timeout[]; cancelled: boolean; started: number }) | undefined;
+    running: (Queued & { timers: NodeJS.Timeout[]; cancelled: boolean; started: number; preempted?: boolean }) | undefined;
     expectedExit = false;
     lastError = '';
     /** Starts that failed in a row (a worker that cannot start is not restarted for ever). */
@@ -173,9 +184,32 @@ export class CheckPool {
         for (const slot of this.slots) {
             const dead = !slot.worker && (slot.failedStarts >= 3 || !fs.existsSync(this.script));
             if (slot.running || (!slot.worker && !dead) || this.queue.length === 0) continue;
-            this.queue.sort((a, b) => a.job.priority - b.job.priority || a.seq - b.seq);
+            this.queue.sort((a, b) => Number(!!a.job.background) - Number(!!b.job.background) || a.job.priority - b.job.priority || a.seq - b.seq);
             const q = this.queue.shift()!;
             void this.assign(slot, q);
+        }
+        this.preempt();
+    }
+
+    /**
+     * Jobs that wait while background jobs run: as many background jobs stop
+     * (their workers take the cancellation; a synchronous query ends with the
+     * worker after the grace period) and go back to the queue (settle).
+     */
+    private preempt(): void {
+        let waiting = this.queue.filter(q => !q.job.background).length;
+        if (waiting === 0) return;
+        waiting -= this.slots.filter(s => s.running?.preempted && !s.running.cancelled).length;
+        for (const slot of this.slots) {
+            if (waiting <= 0) return;
+            const r = slot.running;
+            if (!r || !r.job.background || r.cancelled || r.preempted) continue;
+            r.preempted = true;
+            waiting--;
+            this.post(slot, { type: 'cancel', id: r.id });
+            r.timers.push(setTimeout(() => {
+                if (slot.running?.id === r.id) this.restart(slot, { kind: 'cancelled' });
+            }, PREEMPT_GRACE_MS));
         }
     }
 
@@ -189,15 +223,16 @@ export class CheckPool {
         }
         if (slot.running?.id !== q.id) return;
         // cancelled while the worker was starting: it never sees the check (and is not restarted)
-        if (slot.running.cancelled) { this.settle(slot, { kind: 'cancelled' }); return; }
+        if (slot.running.cancelled || slot.running.preempted) { this.settle(slot, { kind: 'cancelled' }); return; }
         const { job } = q;
         if (!slot.programs.has(job.version)) {
             this.post(slot, { type: 'program', version: job.version, model: job.model });
             slot.programs.add(job.version);
             if (slot.programs.size > 4) slot.programs.delete(slot.programs.values().next().value!);
         }
-        job.onStart?.();
         this.post(slot, { type: 'check', id: q.id, version: job.version, key: job.key, options: job.options, ...(job.witness ? { witness: job.witness } : {}) });
+        // (after the check is posted: what onStart submits may preempt it, and the worker must see it first)
+        job.onStart?.();
         slot.running.timers.push(setTimeout(() => {
             if (slot.running?.id !== q.id) return;
             const ms = Date.now() - slot.running.started;
@@ -210,7 +245,10 @@ export class CheckPool {
         if (!r) return;
         slot.running = undefined;
         for (const t of r.timers) clearTimeout(t);
-        r.resolve(r.cancelled && (outcome.kind === 'witness' || (outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed')) ? { kind: 'cancelled' } : outcome);
+        if (r.preempted && !r.cancelled && outcome.kind === 'cancelled' && !this.disposed) {
+            // a background job that yielded its worker: queued again, to start over
+            this.queue.push({ id: r.id, job: r.job, resolve: r.resolve, seq: r.seq });
+        } else r.resolve(r.cancelled && (outcome.kind === 'witness' || (outcome.kind === 'result' && outcome.result.status !== 'verified' && outcome.result.status !== 'failed')) ? { kind: 'cancelled' } : outcome);
         if (this.slots.length > this.target) this.retire();
         // the next check starts once the owner has seen this outcome (its reactions, on the
         // promise, may cancel or reorder what is queued: a refutation plans a program again)

@@ -37,6 +37,8 @@ class Cancelled extends Error { }
 /** The solver this worker evaluates SMT-LIB text on: its own Z3 in wasm, or a native z3 process. */
 interface WorkerSolver {
     name: 'z3-wasm' | 'z3-native';
+    /** Before each query (wasm: a turn of the event loop, so that a cancellation gets in). */
+    beforeQuery?(): Promise<void>;
     eval(text: string, timeLimitMs: number): Promise<string>;
     interrupt(): void;
     initMs: number;
@@ -62,10 +64,8 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
     await z3.eval(WARM_UP);
     return {
         name: 'z3-wasm', initMs: z3.initMs, version: z3.version, glue: z3.glue, threads: z3.threads,
-        eval: async text => {
-            await new Promise(resolve => setImmediate(resolve));
-            return z3.eval(text);
-        },
+        beforeQuery: () => new Promise(resolve => setImmediate(resolve)),
+        eval: async text => z3.eval(text),
         interrupt: () => undefined, // (nothing runs between two synchronous evals)
     };
 }
@@ -80,6 +80,10 @@ function backend(z3: WorkerSolver, state: { cancelled: boolean }): SolverBackend
             const session: SolverSession = {
                 eval: async (text: string) => {
                     if (state.cancelled) throw new Cancelled('cancelled');
+                    if (z3.beforeQuery) {
+                        await z3.beforeQuery();
+                        if (state.cancelled) throw new Cancelled('cancelled');
+                    }
                     const full = first ? sessionPrelude(timeLimitMs, resourceLimit) + text : text;
                     first = false;
                     const out = await z3.eval(full, timeLimitMs);
