@@ -69,17 +69,21 @@ describe('check pool: real check workers, Z3 in WebAssembly', () => {
                 const order: string[] = [];
                 let starts = 0;
                 let reader: Promise<unknown> | undefined;
+                let readerEnd = 0, restart = 0;
                 const background = pool.submit(job('thread:Writer', {
                     priority: 3, background: true,
                     onStart: () => {
                         // the Writer (several hundred ms of queries) has just started: a check arrives
-                        if (starts++ === 0) reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); return o; });
+                        if (starts++ === 0) reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); readerEnd = Date.now(); return o; });
+                        else restart = Date.now();
                     },
                 })).done.then(o => { order.push('Writer'); return o; });
                 const w = await background;
                 const r = await reader;
                 assert.deepEqual(order, ['Reader', 'Writer']);
                 assert.equal(starts, 2, 'the background job started over');
+                // (not at once: a background job waits for a second without other jobs, as between keystrokes)
+                assert.ok(restart - readerEnd >= 900, `started over ${restart - readerEnd} ms after the check`);
                 assert.equal(w.kind === 'result' && w.result.status, 'verified');
                 assert.equal((r as { kind: string; result?: { status: string } }).result?.status, 'verified');
             } finally {

@@ -14,6 +14,8 @@ import {
     createBackend, nativeZ3Available, SolverFailure,
     type DebuggableSession, type SolverBackend, type SolverFailureKind,
 } from '../../packages/verifier/src/solver-host/index.js';
+import { NativeEngine } from '../../packages/verifier/src/solver-host/native-backend.js';
+import { findNativeZ3 } from '../../packages/verifier/src/solver-host/find-z3.js';
 import { ROOT } from '../util/paths.js';
 import { firstLine, HARD_QUERY, makeVc, WORKER_SCRIPT } from './vcs.js';
 
@@ -369,6 +371,23 @@ describe('z3-native backend', needs('z3', 'apt-get install -y z3'), () => {
         const fromNative = await run(() => native());
         assert.deepEqual(fromNative, fromWasm);
         assert.deepEqual(fromWasm.slice(3), Array.from({ length: 60 }, (_, i) => makeVc(5000 + i, 30 + (i % 40)).expected));
+    });
+
+    it('an engine interrupted in a query (a check worker cancelled) starts its next z3 at once, and answers the next query', { timeout: 60_000 }, async () => {
+        const engine = new NativeEngine(findNativeZ3()!, true);
+        try {
+            await engine.ready();
+            const hard = engine.eval(HARD_QUERY, 30_000);
+            // (the query is on its way: the process gets it before any answer can come back)
+            await new Promise(resolve => setTimeout(resolve, 50));
+            engine.abort();
+            await assert.rejects(hard, (e: unknown) => e instanceof SolverFailure && /interrupted/.test(e.message));
+            // pre-warmed: the next process is already starting, before any eval asks for it
+            assert.equal((engine as unknown as { instance?: { alive: boolean } }).instance?.alive, true);
+            assert.equal(firstLine(await engine.eval(SAT_WITH_MODEL, 10_000)), 'sat');
+        } finally {
+            await engine.dispose();
+        }
     });
 
     it('createBackend says how to install z3 when it is not on PATH', T, () => {

@@ -60,13 +60,16 @@ export class NativeEngine implements Engine {
 
     /**
      * Stop the eval in flight (it rejects with 'error'): the process is killed,
-     * and the next eval starts a new one (a native z3 starts in ~20 ms).
+     * and a new one starts (now when pre-warmed, else with the next eval; a
+     * native z3 starts in ~20 ms).
      */
     abort(): void {
         const inst = this.instance;
         if (!this.pending || !inst) return;
         this.fail(new SolverFailure('error', 'z3-native: the eval was interrupted'));
         this.kill(inst);
+        // (a pre-warmed engine starts the next process now: the next eval does not wait for it)
+        if (this.prewarm && !this.disposed) this.ready().catch(() => undefined);
     }
 
     async dispose(): Promise<void> {

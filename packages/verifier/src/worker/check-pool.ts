@@ -59,6 +59,12 @@ const CANCEL_GRACE_MS = 1000;
  * only stops between two queries, and a new worker costs about as much as a query.
  */
 const PREEMPT_GRACE_MS = 3000;
+/**
+ * Background jobs start only this long after the last other job was submitted or
+ * ended: while the user types, a search started between two checks would only be
+ * preempted by the next one (and take a core from it meanwhile).
+ */
+const BACKGROUND_AFTER_MS = 1000;
 /** Time past a check's budget before its worker is terminated. */
 const HARD_GRACE_MS = 2000;
 const START_TIMEOUT_MS = 60_000;
@@ -80,6 +86,9 @@ export class CheckPool {
     private nextId = 1;
     private seq = 0;
     private disposed = false;
+    /** When a job that is not background was last submitted or ended. */
+    private lastForeground = 0;
+    private backgroundTimer: NodeJS.Timeout | undefined;
 
     /** What the last worker that started reported: its solver and version, e.g. "z3-native 4.8.12", "z3-wasm 5.1.0 (patched glue)". */
     solverInfo: string | undefined;
@@ -127,6 +136,7 @@ export class CheckPool {
             if (this.disposed) { resolve({ kind: 'cancelled' }); return; }
             this.queue.push({ id, job, resolve, seq: this.seq++ });
         });
+        if (!job.background) this.lastForeground = Date.now();
         this.pump();
         return { id, done };
     }
@@ -168,6 +178,7 @@ export class CheckPool {
 
     async dispose(): Promise<void> {
         this.disposed = true;
+        clearTimeout(this.backgroundTimer);
         for (const q of this.queue.splice(0)) q.resolve({ kind: 'cancelled' });
         await Promise.all(this.slots.map(async s => {
             if (s.running) this.settle(s, { kind: 'cancelled' });
@@ -185,10 +196,21 @@ export class CheckPool {
             const dead = !slot.worker && (slot.failedStarts >= 3 || !fs.existsSync(this.script));
             if (slot.running || (!slot.worker && !dead) || this.queue.length === 0) continue;
             this.queue.sort((a, b) => Number(!!a.job.background) - Number(!!b.job.background) || a.job.priority - b.job.priority || a.seq - b.seq);
+            if (this.queue[0].job.background && !this.backgroundMayStart()) break;
             const q = this.queue.shift()!;
             void this.assign(slot, q);
         }
         this.preempt();
+    }
+
+    /** Whether a background job may start now; if not, the pool looks again when it may. */
+    private backgroundMayStart(): boolean {
+        const wait = this.lastForeground + BACKGROUND_AFTER_MS - Date.now();
+        if (wait <= 0) return true;
+        if (!this.backgroundTimer) {
+            this.backgroundTimer = setTimeout(() => { this.backgroundTimer = undefined; this.pump(); }, wait);
+        }
+        return false;
     }
 
     /**
@@ -245,6 +267,7 @@ export class CheckPool {
         if (!r) return;
         slot.running = undefined;
         for (const t of r.timers) clearTimeout(t);
+        if (!r.job.background) this.lastForeground = Date.now();
         if (r.preempted && !r.cancelled && outcome.kind === 'cancelled' && !this.disposed) {
             // a background job that yielded its worker: queued again, to start over
             this.queue.push({ id: r.id, job: r.job, resolve: r.resolve, seq: r.seq });
