@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { model } from '../util/model.js';
 import { EXAMPLES, ROOT } from '../util/paths.js';
-import { CheckPool, type CheckJob } from '../../packages/verifier/src/worker/check-pool.js';
+import { CheckPool, type CheckJob, type JobOutcome } from '../../packages/verifier/src/worker/check-pool.js';
 import type { ProgramModel } from '../../packages/verifier/src/model/program.js';
 
 const SCRIPT = path.join(ROOT, 'packages/cli/out/check-worker.cjs');
@@ -63,59 +63,45 @@ describe('check pool: real check workers, Z3 in WebAssembly', () => {
             return { pool, job };
         };
 
-        it('stopped at its next query, it runs again after the waiting check (with its whole result)', { timeout: 60_000 }, async () => {
+        /**
+         * The Writer as a background job; at its first start, `first` gets its id and a function
+         * that submits the Reader as a check. The Reader must end first, and the Writer start
+         * over and end with its whole result.
+         */
+        const yielding = async (first: (pool: CheckPool, id: number, submitReader: () => void) => void) => {
             const { pool, job } = await setup();
             try {
                 const order: string[] = [];
-                let starts = 0;
-                let reader: Promise<unknown> | undefined;
-                let readerEnd = 0, restart = 0;
-                const background = pool.submit(job('thread:Writer', {
+                let starts = 0, readerEnd = 0, restart = 0;
+                let reader: Promise<JobOutcome> | undefined;
+                const submitReader = () => { reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); readerEnd = Date.now(); return o; }); };
+                const { id, done } = pool.submit(job('thread:Writer', {
                     priority: 3, background: true,
-                    onStart: () => {
-                        // the Writer (several hundred ms of queries) has just started: a check arrives
-                        if (starts++ === 0) reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); readerEnd = Date.now(); return o; });
-                        else restart = Date.now();
-                    },
-                })).done.then(o => { order.push('Writer'); return o; });
-                const w = await background;
+                    onStart: () => { if (starts++ === 0) first(pool, id, submitReader); else restart = Date.now(); },
+                }));
+                const w = await done.then(o => { order.push('Writer'); return o; });
+                assert.ok(reader, 'the check was submitted');
                 const r = await reader;
                 assert.deepEqual(order, ['Reader', 'Writer']);
                 assert.equal(starts, 2, 'the background job started over');
                 // (not at once: a background job waits for a second without other jobs, as between keystrokes)
                 assert.ok(restart - readerEnd >= 900, `started over ${restart - readerEnd} ms after the check`);
                 assert.equal(w.kind === 'result' && w.result.status, 'verified');
-                assert.equal((r as { kind: string; result?: { status: string } }).result?.status, 'verified');
+                assert.equal(r.kind === 'result' && r.result.status, 'verified');
             } finally {
                 await pool.dispose();
             }
-        });
+        };
 
-        it('a background job that does not stop ends with its worker; it runs again on the next one', { timeout: 60_000 }, async () => {
-            const { pool, job } = await setup();
-            try {
-                const order: string[] = [];
-                let starts = 0;
-                let reader: Promise<unknown> | undefined;
-                const { id, done } = pool.submit(job('thread:Writer', {
-                    priority: 3, background: true,
-                    onStart: () => {
-                        if (starts++ > 0) return;
-                        // the worker hangs at its next turn (as in a long synchronous query); then a check arrives
-                        pool.debug(id, 'hang');
-                        setTimeout(() => { reader = pool.submit(job('thread:Reader')).done.then(o => { order.push('Reader'); return o; }); }, 500);
-                    },
-                }));
-                const w = await done.then(o => { order.push('Writer'); return o; });
-                const r = await reader;
-                assert.ok(reader, 'the check was submitted');
-                assert.deepEqual(order, ['Reader', 'Writer']);
-                assert.equal(starts, 2);
-                assert.equal(w.kind === 'result' && w.result.status, 'verified');
-                assert.equal((r as { kind: string; result?: { status: string } }).result?.status, 'verified');
-            } finally {
-                await pool.dispose();
-            }
-        });
+        it('stopped at its next query, it runs again after the waiting check (with its whole result)', { timeout: 60_000 }, () =>
+            // the Writer (several hundred ms of queries) has just started: a check arrives
+            yielding((_pool, _id, submitReader) => submitReader()));
+
+        it('a background job that does not stop ends with its worker; it runs again on the next one', { timeout: 60_000 }, () =>
+            yielding((pool, id, submitReader) => {
+                // the worker hangs at its next turn (as in a long synchronous query); then a check arrives
+                pool.debug(id, 'hang');
+                setTimeout(submitReader, 500);
+            }));
     });
 });
