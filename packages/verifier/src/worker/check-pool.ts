@@ -152,11 +152,16 @@ export class CheckPool {
         const slot = this.slots.find(s => s.running?.id === id);
         if (!slot?.running || slot.running.cancelled) return;
         slot.running.cancelled = true;
+        this.stop(slot, CANCEL_GRACE_MS);
+    }
+
+    /** Ask the worker to stop its job; one that does not answer within `graceMs` is terminated (and replaced). */
+    private stop(slot: Slot, graceMs: number): void {
+        const id = slot.running!.id;
         this.post(slot, { type: 'cancel', id });
-        slot.running.timers.push(setTimeout(() => {
-            // it does not answer: stop it the hard way
+        slot.running!.timers.push(setTimeout(() => {
             if (slot.running?.id === id) this.restart(slot, { kind: 'cancelled' });
-        }, CANCEL_GRACE_MS));
+        }, graceMs));
     }
 
     /** Change the priority of a queued check. */
@@ -228,10 +233,7 @@ export class CheckPool {
             if (!r || !r.job.background || r.cancelled || r.preempted) continue;
             r.preempted = true;
             waiting--;
-            this.post(slot, { type: 'cancel', id: r.id });
-            r.timers.push(setTimeout(() => {
-                if (slot.running?.id === r.id) this.restart(slot, { kind: 'cancelled' });
-            }, PREEMPT_GRACE_MS));
+            this.stop(slot, PREEMPT_GRACE_MS);
         }
     }
 
