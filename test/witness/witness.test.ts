@@ -223,6 +223,31 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
         });
     });
 
+    describe('cancellation', () => {
+        it('a checkpoint that throws (a cancelled job in a check worker) stops the search between its phases, before its query', async () => {
+            const { program: source, text } = await programOfFile(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'));
+            const { program, errors } = await checked(source, checker);
+            let sessions = 0, checkpoints = 0;
+            const counting: SolverBackend = { name: solver.name, dispose: async () => undefined, openSession: o => { sessions++; return solver.openSession(o); } };
+            const stopAt = async (n: number) => {
+                sessions = 0; checkpoints = 0;
+                const search = new WitnessSearch(program, { solver: counting, source: () => text, checkpoint: async () => { if (++checkpoints === n) throw new Error('cancelled'); } });
+                return search.find(errors.find(x => x.code === 'assert')!);
+            };
+            // uncancelled, the search passes its checkpoints and confirms the failure
+            const full = await stopAt(Infinity);
+            assert.equal(full.status, 'confirmed');
+            const phases = checkpoints;
+            assert.ok(phases >= 5, `${phases} checkpoints`);
+            // cancelled at any checkpoint before the query: no witness, and no query asked
+            for (let n = 1; n <= 4; n++) {
+                const w = await stopAt(n);
+                assert.equal(w.status, 'not-confirmed');
+                assert.equal(sessions, 0, `stopped at checkpoint ${n}`);
+            }
+        });
+    });
+
     describe('output', () => {
         /** The witness of simple_lock_unlocked's failing assertion. */
         const unlockedAssertWitness = async (): Promise<WitnessResult> => {

@@ -126,7 +126,8 @@ export class Encoder {
     // ------------------------------------------------------------ the script
 
     /** The whole query (declarations, the program, the interleavings, the failure); `extra` are assertions of the targets. */
-    script(): string {
+    /** The query; `checkpoint` is awaited now and then (the reads-from constraints of a large program take a while). */
+    async script(checkpoint?: () => Promise<void>): Promise<string> {
         const sp = this.sp;
         const out: string[] = [
             '(declare-const sel~which Int)',
@@ -160,7 +161,10 @@ export class Encoder {
             }
         }
         // reads from writes
-        for (const r of sp.reads) this.readsFrom(r, assert);
+        for (const [i, r] of sp.reads.entries()) {
+            if (checkpoint && i % 16 === 15) await checkpoint();
+            this.readsFrom(r, assert);
+        }
         // the failure: exactly one candidate
         const sels = this.selectors.map(s => T.v(s.name, 'Bool'));
         assert(sels.length === 0 ? T.FALSE : T.and(T.cmp('>=', T.v('sel~which', 'Int'), T.int(0)), T.cmp('<', T.v('sel~which', 'Int'), T.int(sels.length))));

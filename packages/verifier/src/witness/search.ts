@@ -30,6 +30,12 @@ export interface WitnessOptions {
     dumpQuery?: (text: string) => void;
     /** Debugging: a trace that does not replay is logged with the values the model gave its reads. */
     debug?: boolean;
+    /**
+     * Called between the search's phases (building the bounded program, its
+     * symbolic form, the query): a check worker takes its messages there, and
+     * a search that was cancelled meanwhile stops (the call throws).
+     */
+    checkpoint?: () => Promise<void>;
 }
 
 /** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
@@ -90,8 +96,11 @@ export class WitnessSearch {
             if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
             for (const bounds of this.stages()) {
+                await this.options.checkpoint?.();
                 const { bp, init } = this.prepare(bounds);
+                await this.options.checkpoint?.();
                 const sp = new SymProgram(bp, init.heap);
+                await this.options.checkpoint?.();
                 const found = await this.search(goal, sp, bp, init, t0, d, bounds);
                 // (only the result, as data: the search's candidate stays here)
                 const { candidate: _candidate, ...plain } = found;
@@ -137,12 +146,14 @@ export class WitnessSearch {
     private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: InitRun, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
         const enc = new Encoder(sp, bounds.switches);
         const cands = (Array.isArray(goal) ? goal : [goal]).flatMap(g => addCandidates(g, sp, enc));
+        await this.options.checkpoint?.();
         const none = (why: string): WitnessResult => ({ status: 'not-confirmed', bounds, reason: why, timeMs: Date.now() - t0 });
         if (cands.length === 0) {
             const why = d?.code === 'race' ? 'no other thread accesses the location so that the accesses conflict' : 'no thread reaches the failure';
             return none(`${boundsText(bounds)}: ${why}${d ? tooWeak(d, bp) : ''}`);
         }
-        const script = enc.script();
+        const script = await enc.script(this.options.checkpoint);
+        await this.options.checkpoint?.();
         this.options.dumpQuery?.(script);
         const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: this.options.timeLimitMs ?? 10_000 });
         let model: Map<string, bigint | boolean>;

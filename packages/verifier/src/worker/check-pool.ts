@@ -54,11 +54,12 @@ interface Queued {
 /** Time a worker gets to answer a cancellation before it is terminated. */
 const CANCEL_GRACE_MS = 1000;
 /**
- * Time a preempted background job gets to stop at its next query before its worker is
- * terminated: longer than a cancellation's, because a worker evaluating Z3 in WebAssembly
- * only stops between two queries, and a new worker costs about as much as a query.
+ * Time a background job (preempted or cancelled) gets to stop at its next query or
+ * checkpoint before its worker is terminated: longer than a check's, because a witness
+ * search has long stretches without either (building its query, a query of Z3 in
+ * WebAssembly), and a new worker costs about as much.
  */
-const PREEMPT_GRACE_MS = 3000;
+const BACKGROUND_GRACE_MS = 3000;
 /**
  * Background jobs start only this long after the last other job was submitted or
  * ended: while the user types, a search started between two checks would only be
@@ -152,7 +153,7 @@ export class CheckPool {
         const slot = this.slots.find(s => s.running?.id === id);
         if (!slot?.running || slot.running.cancelled) return;
         slot.running.cancelled = true;
-        this.stop(slot, CANCEL_GRACE_MS);
+        this.stop(slot, slot.running.job.background ? BACKGROUND_GRACE_MS : CANCEL_GRACE_MS);
     }
 
     /** Ask the worker to stop its job; one that does not answer within `graceMs` is terminated (and replaced). */
@@ -233,7 +234,7 @@ export class CheckPool {
             if (!r || !r.job.background || r.cancelled || r.preempted) continue;
             r.preempted = true;
             waiting--;
-            this.stop(slot, PREEMPT_GRACE_MS);
+            this.stop(slot, BACKGROUND_GRACE_MS);
         }
     }
 

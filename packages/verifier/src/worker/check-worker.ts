@@ -125,7 +125,14 @@ async function main(): Promise<void> {
             const w = m.witness;
             try {
                 // (a search of its own per job: its sessions obey this job's cancellation)
-                const search = new WitnessSearch(program.model, { solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => w.sources[f] });
+                const search = new WitnessSearch(program.model, {
+                    solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => w.sources[f],
+                    // (between its phases the worker takes its messages: a cancellation stops the search there)
+                    checkpoint: async () => {
+                        await new Promise(resolve => setImmediate(resolve));
+                        if (state.cancelled) throw new Cancelled('cancelled');
+                    },
+                });
                 const witness = await search.find(w.diagnostic);
                 send(state.cancelled ? { type: 'cancelled', id: m.id } : { type: 'witness', id: m.id, witness });
             } catch (e) {
