@@ -106,8 +106,11 @@ function finish(bp: BoundedProgram, m: Machine, out: StepOutcome, cand: Candidat
             const env = { locals: m.locals(t), heap: (s: string | undefined) => (s === W_PRE ? out.pre! : m.heap) };
             const guard = guardTerm(vocab, cand.guard, W_PRE, T.int(tid), cand.obj);
             if (evalTerm(guard, env) !== false) return { ok: false, why: 'the writable_if holds at the write' };
-            if (cand.obj) {
-                const o = evalTerm(cand.obj, env) as bigint;
+            if (cand.owns && evalTerm(cand.owns, env) !== true) return { ok: false, why: 'the guarded location does not reference the array written' };
+            // (an array reached through a local is private or not by itself; a field, by its object)
+            const written = cand.access.loc.kind === 'elem' && !cand.access.loc.via ? cand.access.loc.arr : cand.obj;
+            if (written) {
+                const o = evalTerm(written, env) as bigint;
                 if (vocab.has(ALLOC) && (out.pre!.get(ALLOC, [o]) !== true || out.pre!.get(OWNER, [o]) !== 0n)) return { ok: false, why: 'the object written is private to the thread' };
             }
             show(out, true);

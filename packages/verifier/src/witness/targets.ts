@@ -12,7 +12,7 @@ import { FATAL } from './encode.js';
 import { keysEqual, type SymAssert, type SymEvent, type SymProgram, type TimePoint } from './symbolic.js';
 import { callContext, ensuresConditions, nextPositions, stepConditions, W_OLD, W_PRE } from './simulation.js';
 import { sameRange, WitnessUnsupported } from './types.js';
-import type { Vocabulary } from '../heap/vocabulary.js';
+import { elemsVar, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
 
 /**
  * What a witness must reach for each diagnostic code (issue 14), as
@@ -25,7 +25,7 @@ export type Candidate =
     /** Two threads' conflicting accesses are both enabled: the trace stops before `event`, `other` pending too. */
     | { kind: 'race'; event: SymEvent; other: SymEvent }
     /** The write at `event` happens while its writable_if is false. */
-    | { kind: 'writable'; event: SymEvent; access: Access; guard: Guard; obj?: Term }
+    | { kind: 'writable'; event: SymEvent; access: Access; guard: Guard; obj?: Term; owns?: Term }
     | { kind: 'invariant'; event: SymEvent; clause: Clause; className?: string }
     | { kind: 'env'; event: SymEvent; clause: Clause; className?: string; other: ThreadInstance }
     | { kind: 'loop-invariant'; event: SymEvent; text: string }
@@ -191,14 +191,17 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                 if (kinds.includes('writable')) {
                     for (const a of accesses) {
                         if (!a.write) continue;
-                        const g = guardOf(a, sp);
-                        if (!g) continue;
                         const locals = e1.localsAfter ?? e1.locals;
-                        const obj = g.obj ? sp.sym(g.obj, locals, () => { throw new WitnessUnsupported('a read in the receiver of a guarded write'); }) : undefined;
-                        const guard = guardTerm(vocab, g.guard, W_PRE, T.int(e1.thread.tid), g.obj);
-                        const cond = sp.symAt(e1, guard, () => pre(e1), locals);
-                        const shared = obj ? enc.published(obj, pre(e1)) : T.TRUE;
-                        add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj }, T.and(x(e1), T.not(cond), shared));
+                        for (const g of guardsOf(a, sp, enc, e1)) {
+                            const obj = g.obj ? sp.sym(g.obj, locals, () => { throw new WitnessUnsupported('a read in the receiver of a guarded write'); }) : undefined;
+                            const guard = guardTerm(vocab, g.guard, W_PRE, T.int(e1.thread.tid), g.obj);
+                            const cond = sp.symAt(e1, guard, () => pre(e1), locals);
+                            const owns = g.owns ? sp.symAt(e1, g.owns, () => pre(e1), locals) : T.TRUE;
+                            // (an element's write is checked against its array's publication, a field's against its object's)
+                            const target = a.loc.kind === 'elem' && !a.loc.via ? sp.sym(a.loc.arr, locals, () => { throw new WitnessUnsupported('a read in the array of a guarded write'); }) : obj;
+                            const shared = target ? enc.published(target, pre(e1)) : T.TRUE;
+                            add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj, owns: g.owns }, T.and(x(e1), g.when, owns, T.not(cond), shared));
+                        }
                     }
                 }
             }
@@ -291,22 +294,33 @@ function relationHolds(sp: SymProgram, enc: Encoder, e: SymEvent, clause: Clause
     return T.and(...objectsOf(sp, enc, className, { event: e, phase: 'pre' }).map(o => T.implies(o.when, one(o.ref))));
 }
 
-/** The guard of a guarded write: the field's writable_if, or for an element the guard of the field that owns the array. */
-export function guardOf(a: Access, sp: SymProgram): { guard: Guard; obj?: Term } | undefined {
+/**
+ * The guards of a guarded write: the field's writable_if, or for an element the
+ * guard of the field that owns the array. An array reached through a local is
+ * owned by whichever location references it (as the checker's writable check
+ * says, sim/simulate.ts): one guard per guarded array field and object of its
+ * class, each applying when that location references the array (`owns`, an IL
+ * term in state W_PRE over the event's locals; `when`, the object is published).
+ */
+export function guardsOf(a: Access, sp: SymProgram, enc: Encoder, e: SymEvent): Array<{ guard: Guard; obj?: Term; owns?: Term; when: Term }> {
     const spec = sp.bp.ctx.spec;
-    if (a.loc.kind === 'global' && a.field) {
-        const g = spec.guards.get(a.field.id);
-        return g ? { guard: g } : undefined;
+    const vocab = sp.bp.ctx.vocab;
+    const one = (guard: Guard | undefined, obj?: Term) => (guard ? [{ guard, obj, when: T.TRUE }] : []);
+    if (a.loc.kind === 'global' && a.field) return one(spec.guards.get(a.field.id));
+    if (a.loc.kind === 'field' && a.field) return one(spec.guards.get(a.field.id), a.loc.obj);
+    if (a.loc.kind !== 'elem') return [];
+    if (a.loc.via) return one(spec.elementGuards.get(a.loc.via.field.id), a.loc.via.obj);
+    const out: Array<{ guard: Guard; obj?: Term; owns?: Term; when: Term }> = [];
+    for (const g of spec.elementGuards.values()) {
+        const f = g.field;
+        if (f.type.kind !== 'array' || elemsVar(sortOfType(f.type.element)) !== a.loc.map) continue;
+        const fv = vocab.varOfField(f.id);
+        if (f.isStatic) out.push({ guard: g, owns: T.eq(vocab.read(fv, [], W_PRE), a.loc.arr), when: T.TRUE });
+        else for (const o of objectsOf(sp, enc, f.owner!, { event: e, phase: 'pre' })) {
+            out.push({ guard: g, obj: o.ref, owns: T.eq(vocab.read(fv, [o.ref], W_PRE), a.loc.arr), when: o.when });
+        }
     }
-    if (a.loc.kind === 'field' && a.field) {
-        const g = spec.guards.get(a.field.id);
-        return g ? { guard: g, obj: a.loc.obj } : undefined;
-    }
-    if (a.loc.kind === 'elem' && a.loc.via) {
-        const g = spec.elementGuards.get(a.loc.via.field.id);
-        return g ? { guard: g, obj: a.loc.via.obj } : undefined;
-    }
-    return undefined;
+    return out;
 }
 
 /** Two operations touch the same location, one writing, not both synchronizing. */
