@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, MAX_FILE_BYTES, type Program } from '@calvin/language';
-import { createBackend } from '@calvin/verifier';
+import type { SolverBackend } from '@calvin/verifier';
 import { compareDiagnostics, type CheckReport, type CliDiagnostic } from './diagnostic.js';
 import { collectFiles, readSource } from './files.js';
 import { warn } from './format.js';
-import { verifyDocuments, type VerifyStepOptions } from './verify-step.js';
+import { commandBackend, verifyDocuments, type VerifyStepOptions } from './verify-step.js';
 
 const SEVERITY: Record<number, CliDiagnostic['severity']> = { 1: 'error', 2: 'warning', 3: 'info', 4: 'info' };
 
@@ -25,7 +25,7 @@ export async function check(args: string[], options: CheckCommandOptions): Promi
     for (const s of unreadable) warn(`skipped '${s.path}': ${s.why}`);
     const sources = files.map(f => ({ file: f, uri: pathToFileURL(path.resolve(f)).toString(), ...readSource(f, MAX_FILE_BYTES) }));
     // Z3 takes a few hundred milliseconds to start: let it start while the front end runs.
-    const backend = options.verify && files.length > 0 ? createBackend(options.verifier.solver, { workers: options.verifier.jobs, z3Path: options.verifier.z3Path }) : undefined;
+    const backend = options.verify && files.length > 0 ? commandBackend(options.verifier) : undefined;
     try {
         return await checkWith(files, sources, options, start, backend);
     } finally {
@@ -35,7 +35,7 @@ export async function check(args: string[], options: CheckCommandOptions): Promi
     }
 }
 
-async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckCommandOptions, start: number, backend: ReturnType<typeof createBackend> | undefined): Promise<CheckOutcome> {
+async function checkWith(files: string[], sources: Array<{ file: string; uri: string; text: string; tooLarge?: number }>, options: CheckCommandOptions, start: number, backend: SolverBackend | undefined): Promise<CheckOutcome> {
     const trace = options.verifier.trace;
     trace?.('[front end] start');
     const { shared, Calvin } = createCalvinCoreServices();

@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, MAX_FILE_BYTES, programOf, toProgramModel } from '@calvin/language';
-import { createBackend, inferAnnotations, verifyWithInference, withAnnotations, type InferredAnnotation } from '@calvin/verifier';
+import { inferAnnotations, verifyWithInference, withAnnotations, type InferredAnnotation } from '@calvin/verifier';
 import { collectFiles, readSource } from './files.js';
 import { warn } from './format.js';
-import type { VerifyStepOptions } from './verify-step.js';
+import { commandBackend, type VerifyStepOptions } from './verify-step.js';
 
 /**
  * `calvin infer FILE...`: the protection Calvin infers for the programs (the
@@ -43,7 +43,7 @@ export async function inferFiles(args: string[], options: InferCliOptions): Prom
     const all = [...shared.workspace.LangiumDocuments.all];
     const annotations = new Map<string, InferredAnnotation[]>(sources.map(s => [s.uri, []]));
     const done = new Set<string>();
-    const backend = options.verify ? createBackend(options.verifier.solver, { workers: options.verifier.jobs, z3Path: options.verifier.z3Path }) : undefined;
+    const backend = options.verify ? commandBackend(options.verifier) : undefined;
     try {
         for (const doc of result.documents) {
             if (done.has(doc.uri.toString())) continue;

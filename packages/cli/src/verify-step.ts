@@ -28,6 +28,18 @@ export interface VerifyStepOptions {
     witness?: { bounds?: Partial<WitnessBounds> };
 }
 
+/**
+ * The solver of a command: native z3 hands the queries it gives up on to Z3 in
+ * WebAssembly (solver-host/fallback.ts: Debian's z3 4.8 loops on some that the
+ * later release answers at once).
+ */
+export function commandBackend(options: Pick<VerifyStepOptions, 'solver' | 'jobs' | 'z3Path' | 'trace'>): SolverBackend {
+    return createBackend(options.solver, {
+        workers: options.jobs, z3Path: options.z3Path, fallback: true,
+        onFallback: why => options.trace?.(`[solver] native z3 gave up on a query (${why}): Z3 in WebAssembly takes the rest of its session`),
+    });
+}
+
 /** --dump-smt: every query of a check into DIR/<check>.smt2. */
 function queryFile(dir: string): (check: string) => (text: string) => void {
     return check => {
@@ -80,7 +92,7 @@ export async function verifyDocuments(
         return ok;
     });
     if (todo.length === 0) return out;
-    const solver = backend ?? createBackend(options.solver, { workers: options.jobs, z3Path: options.z3Path });
+    const solver = backend ?? commandBackend(options);
     try {
         // Programs are verified side by side (their checks share the solver pool, whose queue keeps
         // every solver busy); a few at a time bounds the memory. The report keeps the programs' order.

@@ -2,6 +2,7 @@
 // to WebAssembly (z3-solver, in worker threads) or a native `z3` executable.
 import { findNativeZ3 } from './find-z3.js';
 import { createNativeEngines } from './native-backend.js';
+import { FallbackBackend } from './fallback.js';
 import { EnginePool } from './pool.js';
 import { SolverFailure, type BackendOptions, type SolverBackend } from './types.js';
 import { createWasmEngines } from './wasm-backend.js';
@@ -23,8 +24,12 @@ export function createBackend(kind: BackendKind, options: BackendOptions = {}): 
     switch (kind) {
         case 'z3-wasm':
             return new EnginePool(kind, createWasmEngines(workers, prewarm, options.workerScript), prewarm);
-        case 'z3-native':
-            return new EnginePool(kind, createNativeEngines(workers, prewarm, options.z3Path), prewarm);
+        case 'z3-native': {
+            const native = new EnginePool(kind, createNativeEngines(workers, prewarm, options.z3Path), prewarm);
+            if (!options.fallback) return native;
+            // (one instance: the fallback takes the few queries native z3 gives up on)
+            return new FallbackBackend(native, () => createBackend('z3-wasm', { workers: 1, workerScript: options.workerScript }), options.onFallback);
+        }
         default:
             throw new SolverFailure('error', `unknown solver backend: ${String(kind)}`);
     }

@@ -68,5 +68,5 @@ export function resolveSolver(choice: SolverChoice | undefined, z3Path?: string)
         return wasm(`${why}`);
     }
     const version = nativeZ3Version(exe!)!;
-    return { kind: 'z3-native', z3Path: exe, version, description: `native Z3 ${version} (${exe})` };
+    return { kind: 'z3-native', z3Path: exe, version, description: `native Z3 ${version} (${exe}), Z3 in WebAssembly for the queries it gives up on` };
 }

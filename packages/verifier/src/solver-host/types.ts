@@ -58,6 +58,13 @@ export interface BackendOptions {
     z3Path?: string;
     /** z3-wasm only: the worker script (default: z3-worker.cjs next to the running bundle). */
     workerScript?: string;
+    /**
+     * z3-native only: a session whose query native z3 gives up on (unknown, time-out,
+     * crash) moves to Z3 in WebAssembly, started when first needed (solver-host/fallback.ts).
+     */
+    fallback?: boolean;
+    /** Told each time a session moves to the fallback, and why. */
+    onFallback?: (why: string) => void;
 }
 
 /** For tests only: the sessions of both backends can simulate a solver crash or hang. */

@@ -13,6 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { ProgramModel } from '../model/program.js';
 import { programContext, type ProgramContext } from '../driver/program-context.js';
 import { verifyCheck } from '../driver/verify.js';
+import { FallbackBackend } from '../solver-host/fallback.js';
 import { sessionPrelude } from '../solver-host/pool.js';
 import { NativeEngine } from '../solver-host/native-backend.js';
 import { nativeZ3Version } from '../solver-host/choose.js';
@@ -58,6 +59,11 @@ async function startSolver(data: CheckWorkerData | undefined): Promise<WorkerSol
             interrupt: () => engine.abort(),
         };
     }
+    return startWasm();
+}
+
+/** Z3 in WebAssembly on this thread. */
+async function startWasm(): Promise<WorkerSolver> {
     // Z3 evaluates synchronously on this thread (z3-direct.ts): a turn of the event loop before each
     // query lets a cancellation in.
     const z3: DirectZ3 = await startZ3();
@@ -97,6 +103,22 @@ function backend(z3: WorkerSolver, state: { cancelled: boolean }): SolverBackend
     };
 }
 
+/** Z3 in WebAssembly on this thread, started the first time a native z3 gives up on a query. */
+let wasmFallback: Promise<WorkerSolver> | undefined;
+
+/**
+ * The sessions of a job: on a native z3, with Z3 in WebAssembly for the queries
+ * it gives up on (solver-host/fallback.ts), as the CLI does.
+ */
+function jobBackend(z3: WorkerSolver, state: { cancelled: boolean }): SolverBackend {
+    const own = backend(z3, state);
+    if (z3.name !== 'z3-native') return own;
+    return new FallbackBackend(own, async () => {
+        wasmFallback ??= startWasm().catch(e => { wasmFallback = undefined; throw e; });
+        return backend(await wasmFallback, state);
+    });
+}
+
 /** A job that threw: cancelled, a crash of the solver (the worker exits; the pool starts another), or an error. */
 function failed(e: unknown, state: { cancelled: boolean }, id: number): void {
     if (state.cancelled || e instanceof Cancelled) send({ type: 'cancelled', id });
@@ -126,7 +148,7 @@ async function main(): Promise<void> {
             try {
                 // (a search of its own per job: its sessions obey this job's cancellation)
                 const search = new WitnessSearch(program.model, {
-                    solver: backend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => w.sources[f],
+                    solver: jobBackend(z3, state), bounds: w.bounds, timeLimitMs: m.options.timeLimitMs, source: f => w.sources[f],
                     // (between its phases the worker takes its messages: a cancellation stops the search there)
                     checkpoint: async () => {
                         await new Promise(resolve => setImmediate(resolve));
@@ -144,7 +166,7 @@ async function main(): Promise<void> {
         }
         program.ctx ??= programContext(program.model);
         try {
-            const result = await verifyCheck(program.ctx, m.key, { solver: backend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit, houdiniSeed: m.options.houdiniSeed, untilRefuted: m.options.untilRefuted });
+            const result = await verifyCheck(program.ctx, m.key, { solver: jobBackend(z3, state), timeLimitMs: m.options.timeLimitMs, checkBudgetMs: m.options.checkBudgetMs, resourceLimit: m.options.resourceLimit, houdiniSeed: m.options.houdiniSeed, untilRefuted: m.options.untilRefuted });
             if (state.cancelled) send({ type: 'cancelled', id: m.id });
             else if (!result) send({ type: 'failure', id: m.id, kind: 'error', message: `no check ${m.key}` });
             else send({ type: 'result', id: m.id, result });
