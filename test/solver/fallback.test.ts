@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createBackend, type SolverBackend } from '../../packages/verifier/src/solver-host/index.js';
 import { FallbackBackend, gaveUp, primaryTimeLimit } from '../../packages/verifier/src/solver-host/fallback.js';
-import { stateCommands } from '../../packages/verifier/src/solver-host/smt-text.js';
+import { stateCommands, unbalancedReason } from '../../packages/verifier/src/solver-host/smt-text.js';
 import { CheckPool } from '../../packages/verifier/src/worker/check-pool.js';
 import { findNativeZ3 } from '../../packages/verifier/src/solver-host/find-z3.js';
 import { nativeZ3Version } from '../../packages/verifier/src/solver-host/choose.js';
@@ -51,6 +51,15 @@ describe('solver fallback: text', () => {
 (push 1)(set-option :timeout 5)(pop 1)`;
         assert.equal(stateCommands(text), '(declare-const |a (check-sat) b| Int)\n(assert (= |a (check-sat) b| 1))\n(push 1)\n(set-option :timeout 5)\n(pop 1)\n');
         assert.equal(stateCommands('(check-sat)\n; nothing\n'), '');
+    });
+
+    it('what an eval leaves open (the native backend refuses it): parentheses, strings, |symbols|, not in comments', () => {
+        assert.equal(unbalancedReason('(assert (= |a)| "b)""")) ; ((\n(check-sat)'), undefined);
+        assert.equal(unbalancedReason('(check-sat) ; a final comment ('), undefined);
+        assert.equal(unbalancedReason('(assert (> x 0)'), 'unbalanced parentheses (not closed)');
+        assert.equal(unbalancedReason('(check-sat))(check-sat'), 'unbalanced parentheses (too many closing)');
+        assert.equal(unbalancedReason('(echo "a"" b)'), 'a string literal is not closed');
+        assert.equal(unbalancedReason('(declare-const |x) Int)'), 'a |quoted symbol| is not closed');
     });
 
     it('a give-up is an answer `unknown` on a line of its own', () => {

@@ -1,10 +1,15 @@
-// Lexical checks on SMT-LIB 2.6 text, used by the native backend: an eval whose
-// text leaves a parenthesis, string or |quoted symbol| open would swallow the
-// sentinel that marks the end of its output.
+// Lexical work on SMT-LIB 2.6 text: the native backend refuses an eval whose
+// text leaves a parenthesis, string or |quoted symbol| open (it would swallow
+// the sentinel that marks the end of its output); the fallback replays the
+// commands that make a session's state.
 
-/** Undefined when the text is complete; otherwise what is left open. */
-export function unbalancedReason(text: string): string | undefined {
-    let depth = 0;
+/**
+ * Walks SMT-LIB 2.6 text past its comments, strings and |quoted symbols|,
+ * telling `paren` of each parenthesis outside them (its position, and whether
+ * it opens); `paren` may stop the walk with a reason. The reason, or what is
+ * left open (a string or a quoted symbol), or undefined.
+ */
+function scan(text: string, paren: (open: boolean, at: number) => string | undefined): string | undefined {
     let i = 0;
     const n = text.length;
     while (i < n) {
@@ -30,15 +35,24 @@ export function unbalancedReason(text: string): string | undefined {
             if (end < 0) return 'a |quoted symbol| is not closed';
             i = end + 1;
         } else {
-            if (c === '(') depth++;
-            else if (c === ')') {
-                depth--;
-                if (depth < 0) return 'unbalanced parentheses (too many closing)';
+            if (c === '(' || c === ')') {
+                const stop = paren(c === '(', i);
+                if (stop) return stop;
             }
             i++;
         }
     }
-    return depth > 0 ? 'unbalanced parentheses (not closed)' : undefined;
+    return undefined;
+}
+
+/** Undefined when the text is complete; otherwise what is left open. */
+export function unbalancedReason(text: string): string | undefined {
+    let depth = 0;
+    const open = scan(text, opens => {
+        depth += opens ? 1 : -1;
+        return depth < 0 ? 'unbalanced parentheses (too many closing)' : undefined;
+    });
+    return open ?? (depth > 0 ? 'unbalanced parentheses (not closed)' : undefined);
 }
 
 /** An SMT-LIB error response, as Z3 would print it. */
@@ -56,37 +70,16 @@ const QUERIES = new Set(['check-sat', 'check-sat-assuming', 'get-value', 'get-mo
  */
 export function stateCommands(text: string): string {
     const out: string[] = [];
-    let i = 0;
-    const n = text.length;
-    while (i < n) {
-        const c = text[i];
-        if (c === ';') {
-            const eol = text.indexOf('\n', i);
-            i = eol < 0 ? n : eol + 1;
-        } else if (c === '(') {
-            const start = i;
-            let depth = 0;
-            while (i < n) {
-                const d = text[i];
-                if (d === ';') {
-                    const eol = text.indexOf('\n', i);
-                    i = eol < 0 ? n : eol + 1;
-                    continue;
-                }
-                if (d === '"') {
-                    i++;
-                    while (i < n && !(text[i] === '"' && text[i + 1] !== '"')) i += text[i] === '"' ? 2 : 1;
-                } else if (d === '|') {
-                    const end = text.indexOf('|', i + 1);
-                    i = end < 0 ? n - 1 : end;
-                } else if (d === '(') depth++;
-                else if (d === ')' && --depth === 0) { i++; break; }
-                i++;
-            }
-            const command = text.slice(start, i);
+    let depth = 0;
+    let start = 0;
+    scan(text, (opens, at) => {
+        if (opens && depth++ === 0) start = at;
+        if (!opens && --depth === 0) {
+            const command = text.slice(start, at + 1);
             const head = /^\(\s*([^\s()|";]+)/.exec(command)?.[1];
             if (!head || !QUERIES.has(head)) out.push(command);
-        } else i++;
-    }
+        }
+        return depth < 0 ? 'unbalanced' : undefined;
+    });
     return out.join('\n') + (out.length > 0 ? '\n' : '');
 }
