@@ -1,6 +1,7 @@
 // The `calvin` command's launcher (packages/cli/src/launch.ts): a check or infer run
-// with Z3 in WebAssembly runs in a Node with V8's flags for a quick start; every
-// other run (native z3, the language server, --help) runs as it is.
+// with Z3 in WebAssembly runs with V8's flags for a quick start, set before
+// anything compiles; every other run (native z3, the language server, --help)
+// runs as it is.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -26,20 +27,20 @@ describe('calvin launcher', () => {
         assert.equal(runsWasm([], none), false);
     });
 
-    it('runs a WebAssembly check in a Node with the flags (said in --verbose), with the exit code of the check', () => {
+    it('runs a WebAssembly check with the flags (said in --verbose), in the same process, with the exit code of the check', () => {
         const r = spawnSync(process.execPath, [CLI, 'check', '--verbose', '--solver', 'wasm', path.join(EXAMPLES, 'simple_lock_unlocked.calvin')], { encoding: 'utf8', timeout: 120_000 });
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stderr, new RegExp(`calvin: solver: Z3 in WebAssembly \\(as configured\\); V8 ${QUICK_WASM_FLAGS.join(' ')}`));
         assert.match(r.stdout, /error \[race\]/);
     });
 
-    it('a run that verifies nothing is not started again', () => {
+    it('a run that verifies nothing keeps V8\'s tiering', () => {
         const r = spawnSync(process.execPath, [CLI, 'check', '--verbose', '--solver', 'wasm', '--no-verify', path.join(EXAMPLES, 'simple_lock_ok.calvin')], { encoding: 'utf8', timeout: 60_000 });
         assert.equal(r.status, 0, r.stderr);
         assert.doesNotMatch(r.stderr, /V8 --liftoff-only/);
     });
 
-    it('a signal for the launcher reaches the check: nothing is left running', async () => {
+    it('a signal for the command ends the check: nothing is left running', async () => {
         // a file name of its own, to find the command's process by
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-launch-'));
         const file = path.join(dir, `signalled-${process.pid}.calvin`);

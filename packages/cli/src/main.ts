@@ -5,7 +5,7 @@ import { check } from './check.js';
 import { inferFiles } from './infer.js';
 import { formatJson, formatSarif, formatText, printable, warn, type Format } from './format.js';
 import { UsageError } from './files.js';
-import { QUICK_WASM_FLAGS } from './quick-wasm.js';
+import { QUICK_WASM_FLAGS, quickWasmFlags } from './quick-wasm.js';
 
 declare const CALVIN_VERSION: string;
 const version = typeof CALVIN_VERSION === 'string' ? CALVIN_VERSION : '0.0.0-dev';
@@ -43,7 +43,7 @@ program
         try {
             const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
             const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
-            if (solver && debug) process.stderr.write(`calvin: solver: ${printableLines(solver.description)}${solver.kind === 'z3-wasm' && QUICK_WASM_FLAGS.every(f => process.execArgv.includes(f)) ? `; V8 ${QUICK_WASM_FLAGS.join(' ')} (launch.ts)` : ''}\n`);
+            if (solver && debug) process.stderr.write(`calvin: solver: ${printableLines(solver.description)}${solver.kind === 'z3-wasm' && quickWasmFlags() ? `; V8 ${QUICK_WASM_FLAGS.join(' ')} (launch.ts)` : ''}\n`);
             const { skipped, checked, notChecked, ...report } = await check(files, {
                 verify: options.verify,
                 verbose: options.verbose === true,

@@ -6,6 +6,14 @@ import { findNativeZ3 } from '@calvin/verifier/find-z3';
 /** The V8 flags of a short WebAssembly run. */
 export const QUICK_WASM_FLAGS = ['--liftoff-only', '--wasm-lazy-validation'] as const;
 
+/** Set on globalThis by the launcher when it set the flags (launch.ts and the command are two bundles). */
+export const QUICK_WASM_SET = Symbol.for('calvin.quickWasmFlags');
+
+/** Whether this process runs with the flags (set by the launcher, or given to Node). */
+export function quickWasmFlags(): boolean {
+    return (globalThis as Record<symbol, unknown>)[QUICK_WASM_SET] === true || QUICK_WASM_FLAGS.every(f => process.execArgv.includes(f));
+}
+
 /** Whether these arguments ask for a `check` or `infer` run that will use Z3 in WebAssembly. */
 export function runsWasm(args: readonly string[], nativeOnPath: () => boolean = () => findNativeZ3() !== undefined): boolean {
     if (args[0] !== 'check' && args[0] !== 'infer') return false;
