@@ -51,6 +51,18 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         append(derived, derivedCandidates(vocab, guards.get(c.field.id), what));
         append(derived, exclusionCandidates(vocab, guards.get(c.field.id), what));
     }
+    // The elements of a field's arrays whose field itself is stable (final, or written by no
+    // thread after initialization: no writable conjunct of its own derives them above): "while P
+    // holds for me, the elements do not change", from their own guard. Without it, E* loses the
+    // elements' protection (its conjunct is not transitive: a thread may take the monitor, then
+    // write) and a monitor's invariant over them fails on the environment's steps.
+    for (const c of own) if (c.kind === 'writable' && c.field && c.elements) {
+        const id = c.field.id;
+        if (own.some(d => d.kind === 'writable' && !d.elements && d.field?.id === id)) continue;
+        const eg = spec.elementGuards.get(id);
+        append(derived, derivedCandidates(vocab, eg, () => 'elements'));
+        append(derived, exclusionCandidates(vocab, eg, () => 'elements'));
+    }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     // the same candidate may come from a guard and from its atom
     const seen = new Set(own.map(c => c.text));
@@ -246,7 +258,7 @@ export function syntacticallyTransitive(env: Conjunct[]): boolean {
  * unchanged). For an array-typed field, the elements of the array it
  * references do not change either.
  */
-function derivedCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => 'field' | 'both'): Conjunct[] {
+function derivedCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => Unchanged): Conjunct[] {
     if (!g || g.inferred) return [];
     const w = what(g.field);
     const out: Conjunct[] = [guarded(vocab, g.field, clausesText(g.clauses), (state, tid, obj) => guardTerm(vocab, g, state, tid, obj), g.clauses.flatMap(c => [...mapsOfExpr(c.expr, vocab)]), w)];
@@ -270,7 +282,7 @@ const MAX_EXCLUSIONS = 8;
  * each disjunct (`a.held == tid && !useB`), as "while they hold, f does not
  * change" (time-varying locks: the lock that protects f depends on a flag).
  */
-function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => 'field' | 'both'): Conjunct[] {
+function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => Unchanged): Conjunct[] {
     if (!g || g.inferred) return [];
     const ds = userDisjuncts(g.clauses);
     if (ds === 'any' || ds.length < 2) return [];
@@ -370,10 +382,14 @@ function threadsOnly(vocab: Vocabulary, g: Guard | undefined): boolean {
 }
 
 /** "cond ==> f unchanged" (for every published object of f's class, with the elements of an array field). */
-function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: StateCondition, condMaps: string[], what: 'field' | 'both'): Conjunct {
+/** What a derived candidate keeps: the field, the elements of its arrays, or both. */
+type Unchanged = 'field' | 'elements' | 'both';
+
+function guarded(vocab: Vocabulary, f: FieldModel, label: string, cond: StateCondition, condMaps: string[], what: Unchanged): Conjunct {
     const { frames, relation, maps } = unchangedWhile(vocab, f, what, cond);
     for (const m of condMaps) maps.add(m);
-    return { kind: 'candidate', origin: `derived for ${f.id}`, text: `${label} ==> ${f.name}' == ${f.name}`, field: f, maps, frames, relation };
+    const kept = what === 'elements' ? `${f.name}[*]` : f.name;
+    return { kind: 'candidate', origin: `derived for ${f.id}`, text: `${label} ==> ${kept}' == ${kept}`, field: f, maps, frames, relation };
 }
 
 /** The boolean atoms of a guard: the comparisons and boolean reads under its connectives and conditionals. */

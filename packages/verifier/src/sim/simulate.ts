@@ -937,6 +937,8 @@ export class Simulator {
                 }, 'program', { op: op.id }, atWrittenObjects(rel, writes)),
             });
         }
+        // (the elements of an array a field owns are the owner's: spec.elementGuards has the owning fields)
+        const owned = ownedWrites(op, this.spec.vocab, id => this.spec.elementGuards.has(id));
         for (const c of this.spec.inv) {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
@@ -956,12 +958,12 @@ export class Simulator {
                 }
             }
             out.push({
-                k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes), check: this.check({
+                k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes, owned), check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
                     related: c.clause.inferred ? undefined : { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
                     ...inferredOf(c),
-                }, 'program', { op: op.id }, atWrittenObjects(preserves(c.term, pre), writes)),
+                }, 'program', { op: op.id }, atWrittenObjects(preserves(c.term, pre), writes, owned)),
             });
         }
         return out;
@@ -1202,19 +1204,49 @@ function defaultOf(sort: Sort): Term {
  * the step can change P only at the objects it writes, so P is checked there
  * (no arbitrary object, and a smaller VC). Otherwise, at an arbitrary object.
  */
-function atWrittenObjects(t: Term, writes: Write[]): Term {
+function atWrittenObjects(t: Term, writes: Write[], owned: OwnedWrite[] = []): Term {
     if (t.t !== 'quant' || t.q !== 'forall' || t.vars.length !== 1 || t.vars[0].sort !== 'Ref') return t;
     const o = t.vars[0].name;
     const written = new Set(writes.map(w => w.map));
-    const local = T.readsOf(t.body).every(r => !written.has(r.map) || (r.keys.length > 0 && r.keys[0].t === 'var' && r.keys[0].name === o));
+    const isO = (k: Term | undefined) => k?.t === 'var' && k.name === o;
+    // the owner of the array a write of an element changes, when it is written through a field that owns its arrays
+    const ownerOf = (w: Write, fv: string) => owned.find(x => x.map === w.map && x.fv === fv && w.keys !== undefined && w.keys.length > 0 && T.sameTerm(x.arr, w.keys[0]));
+    const viaOwned = (r: Extract<Term, { t: 'read' }>) => {
+        const k = r.keys[0];
+        if (k?.t !== 'read' || k.keys.length !== 1 || !isO(k.keys[0])) return false;
+        return writes.every(w => w.map !== r.map || ownerOf(w, k.map) !== undefined);
+    };
+    const reads = T.readsOf(t.body);
+    const local = reads.every(r => !written.has(r.map) || (r.keys.length > 0 && (isO(r.keys[0]) || viaOwned(r))));
     if (!local) return t;
     const objects: Term[] = [];
     for (const w of writes) {
-        if (!T.readsOf(t.body).some(r => r.map === w.map)) continue;
+        const mine = reads.filter(r => r.map === w.map);
+        if (mine.length === 0) continue;
         if (!w.keys || w.keys.length === 0) return t; // a whole map or a global changes
-        if (!objects.some(x => T.sameTerm(x, w.keys![0]))) objects.push(w.keys[0]);
+        // (an element of x.f's array, f owning its arrays: no other object's f references it)
+        const via = mine.every(r => !isO(r.keys[0])) ? owned.find(x => mine.every(r => r.keys[0].t === 'read' && ownerOf(w, r.keys[0].map) === x)) : undefined;
+        const x = via ? via.obj : w.keys[0];
+        if (!objects.some(y => T.sameTerm(y, x))) objects.push(x);
     }
     return T.and(...objects.map(x => T.substitute(t.body, new Map([[o, x]]))));
+}
+
+/**
+ * An element write of a step through a field that owns its arrays (`x.f[i] = v`,
+ * analysis/arrays.ts: no location but x.f references the array): the element
+ * map, the array, the field's map and x.
+ */
+interface OwnedWrite { map: string; arr: Term; fv: string; obj: Term }
+
+function ownedWrites(op: AtomicOp, vocab: Vocabulary, owns: (fieldId: string) => boolean): OwnedWrite[] {
+    const out: OwnedWrite[] = [];
+    for (const a of op.accesses) {
+        const l = a.loc;
+        if (!a.write || l.kind !== 'elem' || !l.via?.obj || l.via.field.isStatic || !owns(l.via.field.id)) continue;
+        out.push({ map: l.map, arr: l.arr, fv: vocab.varOfField(l.via.field.id), obj: l.via.obj });
+    }
+    return out;
 }
 
 /** `I in pre ==> I now`; for a class invariant, object by object: `forall o. I(o) in pre ==> I(o) now`. */
