@@ -3,6 +3,7 @@ import { elemsVar, HOLDER, lengthOf, sortOfType, typeKey, type Vocabulary } from
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { visit } from '../model/visit.js';
+import { expandSmallIntRange } from '../smt/int-range.js';
 
 /**
  * How names of an annotation (or of a side-effect-free code expression) are
@@ -70,7 +71,8 @@ export function translate(e: Expr, ctx: TrContext): Term {
             const range = e.range_ ? translate(e.range_, inner) : T.TRUE;
             const body = translate(e.body, inner);
             const vars = [{ name, sort, type: typeKey(e.variable.type) }];
-            return e.quantifier === 'forall' ? T.forall(vars, T.implies(range, body)) : T.exists(vars, T.and(range, body));
+            // (over a small constant range of int: its instances, no quantifier for Z3 to instantiate)
+            return expandSmallIntRange(e.quantifier === 'forall' ? T.forall(vars, T.implies(range, body)) : T.exists(vars, T.and(range, body)));
         }
         case 'call': case 'new': case 'newArray': case 'cas': case 'nondet':
             throw new UnsupportedInAnnotation(`'${e.kind}' is not allowed in a specification`);

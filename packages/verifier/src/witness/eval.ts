@@ -3,6 +3,7 @@ import { DTYPE, LEN } from '../heap/vocabulary.js';
 import type { Type } from '../model/program.js';
 import type { Heap, Value } from './heap.js';
 import { WitnessUnsupported } from './types.js';
+import { quantIntBounds } from '../smt/int-range.js';
 
 /** Where an evaluated term finds its locals, its states and its bound variables. */
 export interface EvalEnv {
@@ -104,39 +105,6 @@ function quantDomain(t: Extract<Term, { t: 'quant' }>, v: { name: string; sort: 
     return out;
 }
 
-/**
- * Bounds of an integer quantifier's variable from its range (`lo <= j && j <
- * hi` and the like), with `value` the constant a bound evaluates to (if any):
- * the interpreter's and the symbolic search's quantifiers over int.
- */
-export function quantIntBounds(t: Extract<Term, { t: 'quant' }>, name: string, value: (x: Term) => bigint | undefined): { lo?: bigint; hi?: bigint } {
-    const body = t.body;
-    const range = t.q === 'forall' ? (body.t === 'app' && body.fn === '=>' ? body.args[0] : undefined) : body;
-    const conj: Term[] = [];
-    const collect = (x: Term) => { if (x.t === 'app' && x.fn === 'and') x.args.forEach(collect); else conj.push(x); };
-    if (range) collect(range);
-    let lo: bigint | undefined, hi: bigint | undefined;
-    const isVar = (x: Term) => x.t === 'var' && x.name === name;
-    const mentions = (x: Term): boolean => x.t === 'var' ? x.name === name : x.t === 'app' ? x.args.some(mentions) : x.t === 'read' ? x.keys.some(mentions) : false;
-    for (const c of conj) {
-        if (c.t !== 'app' || c.args.length !== 2 || !['<', '<=', '>', '>=', '='].includes(c.fn)) continue;
-        let [l, r] = c.args;
-        let op = c.fn;
-        if (!isVar(l) && isVar(r)) { [l, r] = [r, l]; op = ({ '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=' } as Record<string, string>)[op]; }
-        if (!isVar(l) || mentions(r)) continue;
-        const k = value(r);
-        if (k === undefined) continue;
-        if (op === '<') hi = min(hi, k - 1n);
-        else if (op === '<=') hi = min(hi, k);
-        else if (op === '>') lo = max(lo, k + 1n);
-        else if (op === '>=') lo = max(lo, k);
-        else { lo = max(lo, k); hi = min(hi, k); }
-    }
-    return { lo, hi };
-}
-
-const min = (a: bigint | undefined, b: bigint) => (a === undefined || b < a ? b : a);
-const max = (a: bigint | undefined, b: bigint) => (a === undefined || b > a ? b : a);
 
 /** The type a quantifier's type key (`C:Vector`, `A:int[]`) stands for. */
 export function typeOfKey(key: string): Type | undefined {

@@ -8,7 +8,8 @@ import type { Sort, Term } from '../smt/term.js';
 import type { BoundedProgram, ThreadInstance } from './program.js';
 import type { Heap, Value } from './heap.js';
 import { headIsPoint, isHeapFact } from './machine.js';
-import { quantIntBounds, typeOfKey } from './eval.js';
+import { typeOfKey } from './eval.js';
+import { quantIntBounds } from '../smt/int-range.js';
 import { WitnessUnsupported } from './types.js';
 
 /**
