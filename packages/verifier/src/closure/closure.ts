@@ -47,21 +47,18 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     const builtin = env.filter(c => c.kind === 'builtin' || c.kind === 'final');
     const own = env.filter(c => c.kind !== 'builtin' && c.kind !== 'final');
     const derived: Conjunct[] = [];
-    for (const c of own) if (c.kind === 'writable' && c.field && !c.elements) {
-        append(derived, derivedCandidates(vocab, guards.get(c.field.id), what));
-        append(derived, exclusionCandidates(vocab, guards.get(c.field.id), what));
-    }
-    // The elements of a field's arrays whose field itself is stable (final, or written by no
-    // thread after initialization: no writable conjunct of its own derives them above): "while P
-    // holds for me, the elements do not change", from their own guard. Without it, E* loses the
-    // elements' protection (its conjunct is not transitive: a thread may take the monitor, then
-    // write) and a monitor's invariant over them fails on the environment's steps.
-    for (const c of own) if (c.kind === 'writable' && c.field && c.elements) {
+    for (const c of own) if (c.kind === 'writable' && c.field) {
         const id = c.field.id;
-        if (own.some(d => d.kind === 'writable' && !d.elements && d.field?.id === id)) continue;
-        const eg = spec.elementGuards.get(id);
-        append(derived, derivedCandidates(vocab, eg, () => 'elements'));
-        append(derived, exclusionCandidates(vocab, eg, () => 'elements'));
+        // The elements' conjunct derives candidates (from their own guard) only when the field has
+        // no writable conjunct of its own, whose candidates keep both: a stable field (final, or
+        // written by no thread after initialization). Without them E* loses the elements'
+        // protection (its conjunct is not transitive: a thread may take the monitor, then write)
+        // and a monitor's invariant over them fails on the environment's steps.
+        if (c.elements && own.some(d => d.kind === 'writable' && !d.elements && d.field?.id === id)) continue;
+        const g = c.elements ? spec.elementGuards.get(id) : guards.get(id);
+        const w = c.elements ? () => 'elements' as const : what;
+        append(derived, derivedCandidates(vocab, g, w));
+        append(derived, exclusionCandidates(vocab, g, w));
     }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     // the same candidate may come from a guard and from its atom

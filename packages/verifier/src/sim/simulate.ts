@@ -1202,7 +1202,9 @@ function defaultOf(sort: Sort): Term {
  * A property of every object (`forall o. P(o)`) after a step that writes only
  * single locations: when P(o) reads the written variables only at o itself,
  * the step can change P only at the objects it writes, so P is checked there
- * (no arbitrary object, and a smaller VC). Otherwise, at an arbitrary object.
+ * (no arbitrary object, and a smaller VC); likewise when P(o) reads the
+ * elements of `o.f`'s array and the step writes them through `x.f`, f owning its
+ * arrays (`owned`): only at x. Otherwise, at an arbitrary object.
  */
 function atWrittenObjects(t: Term, writes: Write[], owned: OwnedWrite[] = []): Term {
     if (t.t !== 'quant' || t.q !== 'forall' || t.vars.length !== 1 || t.vars[0].sort !== 'Ref') return t;
@@ -1224,10 +1226,13 @@ function atWrittenObjects(t: Term, writes: Write[], owned: OwnedWrite[] = []): T
         const mine = reads.filter(r => r.map === w.map);
         if (mine.length === 0) continue;
         if (!w.keys || w.keys.length === 0) return t; // a whole map or a global changes
-        // (an element of x.f's array, f owning its arrays: no other object's f references it)
-        const via = mine.every(r => !isO(r.keys[0])) ? owned.find(x => mine.every(r => r.keys[0].t === 'read' && ownerOf(w, r.keys[0].map) === x)) : undefined;
-        const x = via ? via.obj : w.keys[0];
-        if (!objects.some(y => T.sameTerm(y, x))) objects.push(x);
+        for (const r of mine) {
+            // a location at o: the written object; an element of o.f's array, f owning its arrays:
+            // the owner x the write went through (no other object's f references the array)
+            const k = r.keys[0];
+            const x = isO(k) ? w.keys[0] : ownerOf(w, (k as Extract<Term, { t: 'read' }>).map)!.obj;
+            if (!objects.some(y => T.sameTerm(y, x))) objects.push(x);
+        }
     }
     return T.and(...objects.map(x => T.substitute(t.body, new Map([[o, x]]))));
 }

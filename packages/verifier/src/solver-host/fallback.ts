@@ -56,9 +56,12 @@ export class FallbackBackend implements SolverBackend {
     }
 
     private fallbackBackend(): Promise<SolverBackend> {
-        this.fallback ??= Promise.resolve().then(() => this.makeFallback());
-        // (a fallback that could not start is tried again by the next session that needs it)
-        this.fallback.catch(() => { this.fallback = undefined; });
+        if (!this.fallback) {
+            const started = Promise.resolve().then(() => this.makeFallback());
+            // (a fallback that could not start is tried again by the next session that needs it)
+            started.catch(() => { if (this.fallback === started) this.fallback = undefined; });
+            this.fallback = started;
+        }
         return this.fallback;
     }
 }

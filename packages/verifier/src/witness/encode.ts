@@ -125,8 +125,10 @@ export class Encoder {
 
     // ------------------------------------------------------------ the script
 
-    /** The whole query (declarations, the program, the interleavings, the failure); `extra` are assertions of the targets. */
-    /** The query; `checkpoint` is awaited now and then (the reads-from constraints of a large program take a while). */
+    /**
+     * The whole query (declarations, the program, the interleavings, the failure); `checkpoint`
+     * is awaited now and then (the reads-from constraints of a large program take a while).
+     */
     async script(checkpoint?: () => Promise<void>): Promise<string> {
         const sp = this.sp;
         const out: string[] = [

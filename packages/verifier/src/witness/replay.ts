@@ -7,7 +7,7 @@ import { evalTerm } from './eval.js';
 import { goesOn, Machine, ReplayMismatch, type InitRun, type Point, type StepOutcome } from './machine.js';
 import type { EventPoint, SymEvent } from './symbolic.js';
 import type { Candidate } from './targets.js';
-import { syncOp } from './targets.js';
+import { syncOp, writtenObject } from './targets.js';
 import { W_PRE } from './simulation.js';
 import { actionOf, Namer, sourceText, stepOf, type SourceReader } from './format.js';
 import { sameRange, type WitnessStep } from './types.js';
@@ -107,8 +107,7 @@ function finish(bp: BoundedProgram, m: Machine, out: StepOutcome, cand: Candidat
             const guard = guardTerm(vocab, cand.guard, W_PRE, T.int(tid), cand.obj);
             if (evalTerm(guard, env) !== false) return { ok: false, why: 'the writable_if holds at the write' };
             if (cand.owns && evalTerm(cand.owns, env) !== true) return { ok: false, why: 'the guarded location does not reference the array written' };
-            // (an array reached through a local is private or not by itself; a field, by its object)
-            const written = cand.access.loc.kind === 'elem' && !cand.access.loc.via ? cand.access.loc.arr : cand.obj;
+            const written = writtenObject(cand.access, cand.obj);
             if (written) {
                 const o = evalTerm(written, env) as bigint;
                 if (vocab.has(ALLOC) && (out.pre!.get(ALLOC, [o]) !== true || out.pre!.get(OWNER, [o]) !== 0n)) return { ok: false, why: 'the object written is private to the thread' };

@@ -149,8 +149,9 @@ export class WitnessSearch {
         await this.options.checkpoint?.();
         const none = (why: string): WitnessResult => ({ status: 'not-confirmed', bounds, reason: why, timeMs: Date.now() - t0 });
         if (cands.length === 0) {
+            const guardOnly = !Array.isArray(goal) && goal.raceKinds?.length === 1 && goal.raceKinds[0] === 'writable';
             const why = d?.code !== 'race' ? 'no thread reaches the failure'
-                : /violates its writable_if/.test(d.message) ? 'no thread reaches the write while a writable_if it must satisfy applies'
+                : guardOnly ? 'no thread reaches the write while a writable_if it must satisfy applies'
                     : 'no other thread accesses the location so that the accesses conflict';
             return none(`${boundsText(bounds)}: ${why}${d ? tooWeak(d, bp) : ''}`);
         }

@@ -192,15 +192,12 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                     for (const a of accesses) {
                         if (!a.write) continue;
                         const locals = e1.localsAfter ?? e1.locals;
+                        const published = (t: Term | undefined) => (t ? enc.published(sp.sym(t, locals, () => { throw new WitnessUnsupported('a read in the object of a guarded write'); }), pre(e1)) : T.TRUE);
                         for (const g of guardsOf(a, sp, enc, e1)) {
-                            const obj = g.obj ? sp.sym(g.obj, locals, () => { throw new WitnessUnsupported('a read in the receiver of a guarded write'); }) : undefined;
                             const guard = guardTerm(vocab, g.guard, W_PRE, T.int(e1.thread.tid), g.obj);
                             const cond = sp.symAt(e1, guard, () => pre(e1), locals);
                             const owns = g.owns ? sp.symAt(e1, g.owns, () => pre(e1), locals) : T.TRUE;
-                            // (an element's write is checked against its array's publication, a field's against its object's)
-                            const target = a.loc.kind === 'elem' && !a.loc.via ? sp.sym(a.loc.arr, locals, () => { throw new WitnessUnsupported('a read in the array of a guarded write'); }) : obj;
-                            const shared = target ? enc.published(target, pre(e1)) : T.TRUE;
-                            add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj, owns: g.owns }, T.and(x(e1), g.when, owns, T.not(cond), shared));
+                            add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj, owns: g.owns }, T.and(x(e1), g.when, owns, T.not(cond), published(writtenObject(a, g.obj))));
                         }
                     }
                 }
@@ -292,6 +289,15 @@ function relationHolds(sp: SymProgram, enc: Encoder, e: SymEvent, clause: Clause
     const one = (thisTerm?: Term) => sp.symAt(e, translate(clause.expr, relationCtx(vocab, T.int(other), thisTerm)), s => states(s === EPRE ? EPRE : s), e.localsAfter ?? e.locals);
     if (!className || !mentionsThis(clause.expr)) return one();
     return T.and(...objectsOf(sp, enc, className, { event: e, phase: 'pre' }).map(o => T.implies(o.when, one(o.ref))));
+}
+
+/**
+ * The object whose publication makes a guarded write shared: the array, for an
+ * element of an array reached through a local (private or not by itself);
+ * otherwise the object the guard is at (none for a global).
+ */
+export function writtenObject(a: Access, guardObj: Term | undefined): Term | undefined {
+    return a.loc.kind === 'elem' && !a.loc.via ? a.loc.arr : guardObj;
 }
 
 /**
