@@ -36,9 +36,9 @@ program
     .option('--no-verify', 'run the front end only (syntax, names, types)')
     .option('--no-infer', 'do not infer the protection (writable_if, environment) the programs leave out: check them as written')
     .option('--no-witness', 'do not search a concrete interleaving for each error')
-    .addOption(new Option('--witness-bounds <loops,switches,copies>', 'bounds of the witness search: loop iterations, context switches, copies of each replicated thread').default('3,3,2').argParser(boundsArg))
+    .addOption(new Option('--witness-bounds <loops,switches,copies>', 'bounds of the witness search: loop iterations, context switches, copies of each replicated thread (without this option, loops cut at 3 iterations are searched again with 6 and 9)').default('3,3,2').argParser(boundsArg))
     .argument('<files...>', 'files or directories (searched recursively for .calvin files)')
-    .action(async (files: string[], options: CheckCliOptions) => {
+    .action(async (files: string[], options: CheckCliOptions, command: Command) => {
         finishing = true;
         try {
             const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
@@ -49,7 +49,8 @@ program
                 verbose: options.verbose === true,
                 verifier: {
                     solver: solver?.kind ?? 'z3-wasm', z3Path: solver?.z3Path, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), dumpSmtDir: options.dumpSmt, infer: options.infer,
-                    witness: options.witness ? { bounds: parseBounds(options.witnessBounds) } : undefined,
+                    // (bounds given on the command line are kept; with the default ones, a loop cut at its bound is searched further)
+                    witness: options.witness ? { bounds: command.getOptionValueSource('witnessBounds') === 'cli' ? parseBounds(options.witnessBounds) : undefined } : undefined,
                     resourceLimit: options.resourceLimit !== undefined ? Number(options.resourceLimit) : undefined,
                     log: debug ? m => process.stderr.write(`calvin: ${printableLines(m)}\n`) : undefined,
                     trace: process.env.CALVIN_DEBUG ? m => process.stderr.write(`[${performance.now().toFixed(0)} ms] ${printableLines(m)}\n`) : undefined,

@@ -38,6 +38,16 @@ export interface WitnessOptions {
     checkpoint?: () => Promise<void>;
 }
 
+/**
+ * Loop bounds tried after the default one when a loop was cut: it grows by
+ * the default bound (3, 6, 9) up to this, and all those larger searches
+ * together take at most DEEPEN_MS (a loop over a 4-element array needs 5
+ * passes; the search's cost grows fast with the bound: a 2-thread spin-lock
+ * program took 0.25 s with 9 and 1.6 s with 12).
+ */
+const MAX_DEEPENED_LOOPS = 9;
+const DEEPEN_MS = 1500;
+
 /** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
 const SHRINK_ROUNDS = 8;
 const SHRINK_MS = 800;
@@ -55,8 +65,12 @@ export class WitnessSearch {
     readonly bounds: WitnessBounds;
     private readonly prepared = new Map<string, { bp: BoundedProgram; init: InitRun }>();
 
+    /** The loop bound grows where loops were cut, unless the caller chose it. */
+    private readonly deepenLoops: boolean;
+
     constructor(readonly program: ProgramModel, private readonly options: WitnessOptions) {
         this.bounds = { ...DEFAULT_BOUNDS, ...(options.bounds ?? {}) };
+        this.deepenLoops = options.bounds?.loops === undefined;
     }
 
     private prepare(bounds: WitnessBounds = this.bounds): { bp: BoundedProgram; init: InitRun } {
@@ -95,26 +109,62 @@ export class WitnessSearch {
             const aborted = first.init.aborted;
             if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
+            let cut = false;
             for (const bounds of this.stages()) {
-                await this.options.checkpoint?.();
-                const { bp, init } = this.prepare(bounds);
-                await this.options.checkpoint?.();
-                const sp = new SymProgram(bp, init.heap);
-                await this.options.checkpoint?.();
-                const found = await this.search(goal, sp, bp, init, t0, d, bounds);
-                // (only the result, as data: the search's candidate stays here)
-                const { candidate: _candidate, ...plain } = found;
-                void _candidate;
-                result = plain;
+                const found = await this.stage(goal, d, t0, bounds);
+                result = found.result;
+                cut = found.loopCut;
                 if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
             }
-            return result!;
+            return cut && this.deepenLoops ? await this.deepen(goal, d, t0, result!) : result!;
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
             if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
             this.options.log?.(`witness search: internal error: ${(e as Error)?.stack ?? e}`);
             return notConfirmed(`internal error of the witness search (${(e as Error)?.message ?? e}); please report it`);
         }
+    }
+
+    /** One search within the bounds: its result, and whether a loop was cut at the bound. */
+    private async stage(goal: Goal, d: VDiagnostic, t0: number, bounds: WitnessBounds, limitMs?: number): Promise<{ result: WitnessResult; loopCut: boolean; undecided: boolean }> {
+        await this.options.checkpoint?.();
+        const { bp, init } = this.prepare(bounds);
+        await this.options.checkpoint?.();
+        const sp = new SymProgram(bp, init.heap);
+        await this.options.checkpoint?.();
+        // (only the result, as data: the search's candidate stays here)
+        const { candidate: _candidate, undecided, ...result } = await this.search(goal, sp, bp, init, t0, d, bounds, limitMs);
+        void _candidate;
+        return { result, loopCut: sp.loopCut, undecided: undecided === true };
+    }
+
+    /**
+     * A loop was cut at the default bound: the search goes on with a larger
+     * loop bound while loops are still cut, up to MAX_DEEPENED_LOOPS and within
+     * DEEPEN_MS. A larger program than the search handles, or a query it does
+     * not decide in the time left, leaves the answer of the smaller bounds.
+     */
+    private async deepen(goal: Goal, d: VDiagnostic, t0: number, result: WitnessResult): Promise<WitnessResult> {
+        const until = Date.now() + DEEPEN_MS;
+        let bounds = result.bounds;
+        while (bounds.loops + this.bounds.loops <= MAX_DEEPENED_LOOPS) {
+            const left = Math.min(until - Date.now(), this.options.timeLimitMs ?? 10_000);
+            if (left < 100) break;
+            const next = { ...bounds, loops: bounds.loops + this.bounds.loops };
+            let found: Awaited<ReturnType<WitnessSearch['stage']>>;
+            try {
+                found = await this.stage(goal, d, t0, next, left);
+            } catch (e) {
+                if (e instanceof WitnessUnsupported || (e instanceof SolverFailure && e.kind === 'timeout')) break;
+                throw e;
+            }
+            if (found.undecided) break;
+            if (found.result.status === 'confirmed') return found.result;
+            result = found.result;
+            bounds = next;
+            if (!found.loopCut) break;
+        }
+        return result;
     }
 
     /** Search for goals (synthetic ones: tests ask for failures anywhere); the witness reaches one of them. */
@@ -143,7 +193,7 @@ export class WitnessSearch {
         return this.searchGoals(everyFailure);
     }
 
-    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: InitRun, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds): Promise<WitnessResult & { candidate?: Candidate }> {
+    private async search(goal: Goal | Goal[], sp: SymProgram, bp: BoundedProgram, init: InitRun, t0: number, d?: VDiagnostic, bounds: WitnessBounds = this.bounds, limitMs?: number): Promise<WitnessResult & { candidate?: Candidate; undecided?: boolean }> {
         const enc = new Encoder(sp, bounds.switches);
         const cands = (Array.isArray(goal) ? goal : [goal]).flatMap(g => addCandidates(g, sp, enc));
         await this.options.checkpoint?.();
@@ -153,17 +203,19 @@ export class WitnessSearch {
             const why = d?.code !== 'race' ? 'no thread reaches the failure'
                 : guardOnly ? 'no thread reaches the write while a writable_if it must satisfy applies'
                     : 'no other thread accesses the location so that the accesses conflict';
-            return none(`${boundsText(bounds)}: ${why}${d ? tooWeak(d, bp) : ''}`);
+            // (the search may not see the access at all when a loop before it runs longer than the bound)
+            const cut = sp.loopCut ? ` (where a loop ran longer than ${bounds.loops} iterations, the search stopped it)` : '';
+            return none(`${boundsText(bounds)}: ${why}${cut}${d ? tooWeak(d, bp) : ''}`);
         }
         const script = await enc.script(this.options.checkpoint);
         await this.options.checkpoint?.();
         this.options.dumpQuery?.(script);
-        const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: this.options.timeLimitMs ?? 10_000 });
+        const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: limitMs ?? this.options.timeLimitMs ?? 10_000 });
         let model: Map<string, bigint | boolean>;
         try {
             const answer = lastLine(await session.eval(script));
             if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
-            if (answer !== 'sat') return none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`);
+            if (answer !== 'sat') return { ...none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`), undecided: true };
             const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
             const getModel = async () => {
                 const m = new Map<string, bigint | boolean>();

@@ -141,6 +141,8 @@ export class SymProgram {
     private counter = 0;
     private readMemo = new Map<string, Term>();
     private loopInstances = 0;
+    /** A path still looping after `bounds.loops` iterations was cut: larger bounds may reach more. */
+    loopCut = false;
     private callInstances = 0;
     private readonly writtenMaps = new Set<string>();
 
@@ -422,6 +424,7 @@ export class SymProgram {
                     cur = this.cmds(c.body, cur);
                 }
                 // still looping after the bound: the thread goes no further within the bounds
+                if (!isFalse(cur.guard)) this.loopCut = true;
                 return this.merge(this.take(c.label));
             }
             case 'break': this.exit(c.label, s); return { ...s, guard: T.FALSE };
