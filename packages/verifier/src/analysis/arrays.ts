@@ -1,5 +1,6 @@
-import type { Expr, MethodModel, ProgramModel, Stmt, ThreadModel } from '../model/program.js';
-import { callersOf } from './reach.js';
+import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel, Type } from '../model/program.js';
+import { visit } from '../model/visit.js';
+import { callersOf, walkStmts } from './reach.js';
 
 /**
  * Which arrays an array-typed field *owns* (pipeline stage 0, before the
@@ -388,5 +389,43 @@ function fieldsOfVariables(facts: ArrayFacts): Map<string, Set<string>> {
             for (const f of out.get(to) ?? []) if (add(from, f)) changed = true;
         }
     }
+    return out;
+}
+
+/**
+ * The sorts (`Int`, `Bool`, `Ref`) of the array elements some code of the
+ * program may write: an element assignment or ghost `set`, a `cas` on an
+ * element, an abstraction action whose frame names elements (or, without a
+ * frame, primes one). Every body counts, reached or not, and the field
+ * initializers too (`new C()` runs them in a thread): a superset, so that the
+ * elements of a sort outside it are never written after the field
+ * initializers of the globals, by any thread (checking.md: stable everywhere).
+ */
+export function writtenElementSorts(program: ProgramModel, sortOf: (t: Type) => string): Set<string> {
+    const out = new Set<string>();
+    const target = (e: Expr) => { if (e.kind === 'index') out.add(e.type.kind === 'null' ? 'Ref' : sortOf(e.type)); };
+    const stmts = (body: Stmt[]) => walkStmts(body, s => {
+        if (s.kind === 'assign' || s.kind === 'set') target(s.target);
+    }, e => { if (e.kind === 'cas') target(e.target); });
+    const action = (a: Action) => {
+        for (const f of a.frame) {
+            if (f.kind !== 'elems') continue;
+            const t = f.array.type;
+            if (t.kind === 'array') out.add(sortOf(t.element));
+            else for (const s of ['Int', 'Bool', 'Ref']) out.add(s);
+        }
+        if (!a.hasFrame) visit(a.expr, x => { if (x.kind === 'index' && x.primed) target(x); });
+    };
+    const method = (m: MethodModel) => {
+        stmts(m.body);
+        for (const a of [...m.abstraction?.steps ?? [], ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]) action(a);
+    };
+    for (const t of program.threads) stmts(t.body);
+    program.procedures.forEach(method);
+    for (const c of program.classes) {
+        c.methods.forEach(method);
+        for (const f of c.fields) if (f.init) stmts([{ kind: 'expr', expr: f.init, range: f.range }]);
+    }
+    for (const g of program.globals) if (g.init) stmts([{ kind: 'expr', expr: g.init, range: g.range }]);
     return out;
 }

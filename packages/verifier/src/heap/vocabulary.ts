@@ -67,6 +67,12 @@ export class Vocabulary {
      * `fieldWriters`); set by the program context.
      */
     stableFields = new Set<string>();
+    /**
+     * Element maps (`e:Int`, ...) whose sort no code of the program writes
+     * (analysis/arrays.ts `writtenElementSorts`): no thread changes them; set
+     * by the program context.
+     */
+    stableElements = new Set<string>();
     private readonly typeIds = new Map<string, number>();
 
     constructor(readonly program: ProgramModel) {

@@ -480,8 +480,24 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
         const eg = spec.elementGuards.get(fid);
         if (eg) out.push(elementsConjunct(vocab, eg));
     }
+    for (const map of vocab.stableElements) out.push(stableElementsConjunct(vocab, map));
     append(out, builtinConjuncts(vocab));
     return out;
+}
+
+/** The elements of a sort that no code writes do not change (checking.md: stable everywhere). */
+function stableElementsConjunct(vocab: Vocabulary, map: string): Conjunct {
+    const [a, i] = keyParams(vocab, map, 'k!');
+    const o = T.v('o!e', 'Ref');
+    const k = T.v('i!e', 'Int');
+    const sort = vocab.stateVar(map).sort;
+    const what = sort === 'Int' ? 'int' : sort === 'Bool' ? 'boolean' : 'reference';
+    return {
+        kind: 'final', origin: `no code writes ${what} array elements`, text: `a[i]' == a[i] (every ${what} array)`, maps: new Set([map]),
+        frames: [{ map, params: [a, i], keep: allocated(T.v(a.name, 'Ref'), EPRE) }],
+        relation: T.forall([{ name: 'o!e', sort: 'Ref' }, { name: 'i!e', sort: 'Int' }],
+            T.implies(allocated(o, EPRE), T.eq(vocab.read(map, [o, k], EPOST), vocab.read(map, [o, k], EPRE)))),
+    };
 }
 
 // ------------------------------------------------------------------ I(p)
