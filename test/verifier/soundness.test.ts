@@ -193,6 +193,23 @@ thread T { int r = next(4); copy(); }
         assert.match(text(9), /^the write of y is not a step the abstraction of 'copy' allows here \(its steps: 1: x' == y\) \[pc = 1, y before = -?\d+, y = 3, x before = -?\d+, x = -?\d+/);
     });
 
+    it('a write in a method with only requires/ensures says that they make an abstraction without steps', async () => {
+        const r = await check(`
+//@ writable_if tid == T;
+int count = 0;
+//@ ensures count == \\old(count) + 1;
+void bump() { count = count + 1; }
+/*@ abstraction { ensures count == \\old(count) + 1; } */
+void bump2() { count = count + 1; }
+thread T { bump(); bump2(); }
+`);
+        assert.deepEqual(errors(r), ['5:abstraction', '7:abstraction']);
+        const text = (line: number) => diagnosticText(r.diagnostics.find(d => d.range.startLine + 1 === line)!);
+        assert.match(text(5), /^the write of count changes shared state, but the abstraction of 'bump' allows no step \(requires\/ensures alone make an abstraction without steps: write an `abstraction \{ \.\.\. step \[\.\.\.\] \.\.\.; \}` that says how it changes shared state\) \[/);
+        // an abstraction block written without steps: the message does not explain what was written
+        assert.match(text(7), /^the write of count changes shared state, but the abstraction of 'bump2' allows no step \[/);
+    });
+
     it('a class invariant broken at publication shows the published object\'s locations', async () => {
         const r = await check(`
 class Node {

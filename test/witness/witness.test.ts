@@ -190,6 +190,26 @@ describe('witnesses (issue 14)', () => {
         }
     });
 
+    it('a guarded write in a branch of an atomic block that the step does not take is no witness', async () => {
+        // The checker cannot tell when the write happens (its condition reads n, which the block
+        // wrote before): it asks for the guard on every path. The branch writes slot only while
+        // slot is 0, so the guard always holds: the search must not show a step that skips it.
+        const text = `volatile int n = 0;
+//@ writable_if slot == 0 || slot == tid;
+volatile int slot = 0;
+thread W[*] {
+  atomic {
+    n = n + 1;
+    if (n > 0 && slot == 0) { slot = tid; }
+  }
+}
+`;
+        const { program, errors: ds } = await checked(await programOfText(text), checker);
+        assert.deepEqual(ds.map(where), ['7:31 race']);
+        const w = await new WitnessSearch(program, { solver, source: () => text, log: m => assert.fail(m) }).find(ds[0]);
+        assert.equal(w.status, 'not-confirmed', w.status === 'confirmed' ? witnessText(w) : '');
+    });
+
     describe('a correct program whose check fails because an annotation is too weak', () => {
         it('names the writable_if the failing assertion relied on', async () => {
             const text = `// x's writable_if does not say which values Writer stores: Reader's assertion holds in every execution.

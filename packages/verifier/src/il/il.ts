@@ -92,7 +92,12 @@ export type OpCmd =
     /** One location: `map(keys) := value`. */
     | { k: 'store'; map: string; keys: Term[]; value: Term }
     /** A whole map: `map(params) := value` for all params (value may read the map itself). */
-    | { k: 'update'; map: string; params: BoundVar[]; value: Term }
+    /**
+     * `into`: a publication by a store of a reference into a field or element
+     * of this object, which publishes nothing while the object is private to
+     * the thread (lower.ts `publishIfRef`).
+     */
+    | { k: 'update'; map: string; params: BoundVar[]; value: Term; into?: Term }
     /** `map(params) := anything` where `where` holds (an abstraction action's frame). */
     | { k: 'havocMap'; map: string; params: BoundVar[]; where: Term }
     | { k: 'if'; cond: Term; then: OpCmd[]; else: OpCmd[] };

@@ -541,7 +541,7 @@ export class Lowerer {
         // During initialization every object is published already.
         if (this.target.kind === 'init' || !this.vocab.has(OWNER)) return [];
         const shared = into ? T.ne(ownerOf(into), this.target.tid) : T.TRUE;
-        const out = [this.publish(shared, r => T.or(T.eq(r, value), linkedOf(r)))];
+        const out: OpCmd[] = [{ ...this.publish(shared, r => T.or(T.eq(r, value), linkedOf(r))), ...(into ? { into } : {}) } as OpCmd];
         if (into) out.push({ k: 'if', cond: T.not(shared), then: [{ k: 'store', map: LINKED, keys: [value], value: T.TRUE }], else: [] });
         return out;
     }

@@ -476,7 +476,10 @@ export class Simulator {
             case 'op': return this.op(c.op, phase);
             case 'local': {
                 this.defined.add(c.var);
+                // (a copy of a local that holds a private object holds it too: `int[] a = new int[4];`)
+                const copiesPrivate = c.value.t === 'var' && this.privateLocals.has(c.value.name);
                 this.privateLocals.delete(c.var);
+                if (copiesPrivate) this.privateLocals.add(c.var);
                 const from = c.value.t === 'var' ? this.provenance.get(c.value.name) : undefined;
                 if (from) this.provenance.set(c.var, from);
                 else this.provenance.delete(c.var);
@@ -531,16 +534,20 @@ export class Simulator {
         const at = new Map<string, Term[]>(); // map -> conditions on its first key where it is arbitrary at the head
         const addAt = (map: string, cond: Term) => at.set(map, [...(at.get(map) ?? []), cond]);
         const k0 = T.v('k!0', 'Ref');
+        // (a store into an object private to the thread since before the loop, through a local
+        // the loop does not assign, publishes nothing: it stays private at the head by induction)
+        const entryPrivateLocals = this.privateLocals;
+        const publishesAny = analysis.publications.some(into => !(intoPrivate(into, entryPrivateLocals) && into?.t === 'var' && !analysis.assignedLocals.has(into.name)));
         for (const w of analysis.writes) {
             if (w.map === ALLOC) continue; // the environment step lets objects be allocated
             const obj = w.obj?.t === 'var' ? w.obj.name : undefined;
             if (obj && analysis.freshLocals.has(obj)) {
                 addAt(w.map, T.not(allocated(k0, entry))); // objects allocated in the loop: anything
-            } else if (obj && this.privateLocals.has(obj) && !analysis.publishes && !analysis.assignedLocals.has(obj)) {
+            } else if (obj && this.privateLocals.has(obj) && !publishesAny && !analysis.assignedLocals.has(obj)) {
                 addAt(w.map, T.eq(k0, w.obj!)); // an object private to the thread since before the loop
             } else havocked.add(w.map);
         }
-        if (analysis.publishes) {
+        if (publishesAny) {
             // objects private at entry may be published, and changed by others afterwards
             for (const m of this.maps) {
                 const sv = vocab.stateVar(m);
@@ -602,9 +609,9 @@ export class Simulator {
             });
         }
         const entryPrivate = new Set(this.privateLocals);
-        if (analysis.publishes) this.privateLocals.clear();
+        if (publishesAny) this.privateLocals.clear();
         const body = this.cmds(c.body, phase);
-        this.privateLocals = analysis.publishes ? new Set() : entryPrivate;
+        this.privateLocals = publishesAny ? new Set() : entryPrivate;
         for (const f of analysis.freshLocals) this.privateLocals.delete(f);
         return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
     }
@@ -643,7 +650,7 @@ export class Simulator {
         append(out, this.guarantee(op, pre));
         if (this.abs) append(out, this.simulate(op, pre));
         if (op.fresh) for (const f of op.fresh) if (f.t === 'var') this.privateLocals.add(f.name);
-        if (publishes(op.body)) this.privateLocals.clear();
+        if (publishes(op.body, this.privateLocals)) this.privateLocals.clear();
         return out;
     }
 
@@ -839,10 +846,11 @@ export class Simulator {
     private writeCondition(op: AtomicOp, map: string): Term {
         const defs = new Map<string, Term>();
         const tainted = new Set<string>();
-        let stored = false;
+        // (a read of a map the operation has not written yet still reads the pre-state)
+        const stored = new Set<string>();
         let unknown = false;
         const value = (t: Term): Term | undefined => {
-            if ([...T.freeVars(t)].some(v => tainted.has(v)) || (stored && T.readsOf(t).length > 0)) return undefined;
+            if ([...T.freeVars(t)].some(v => tainted.has(v)) || T.readsOf(t).some(r => stored.has(r.map))) return undefined;
             return T.substitute(t, defs);
         };
         const walk = (cmds: OpCmd[], pc: Term): Term[] => {
@@ -859,7 +867,7 @@ export class Simulator {
                     case 'assert': break;
                     case 'store': case 'update': case 'havocMap':
                         if (c.map === map) out.push(pc);
-                        stored = true;
+                        stored.add(c.map);
                         break;
                     case 'if': {
                         const v = value(c.cond);
@@ -1015,7 +1023,7 @@ export class Simulator {
         const info: CheckInfo = {
             code: 'abstraction', range: op.range, chain: op.chain,
             message: n === 0
-                ? `${describeOp(op)} changes shared state, but the abstraction of '${name}' allows no step`
+                ? `${describeOp(op)} changes shared state, but the abstraction of '${name}' allows no step${a.explicit ? '' : ' (requires/ensures alone make an abstraction without steps: write an `abstraction { ... step [...] ...; }` that says how it changes shared state)'}`
                 : `${describeOp(op)} is not a step the abstraction of '${name}' allows here (its steps: ${a.steps.map((s, i) => `${i + 1}: ${s.text}`).join('; ')})`,
             show: [['pc', pc], ...this.locationsChanged(op, frames, pre)],
             related: { range: a.range, message: `abstraction of '${name}'` },
@@ -1297,13 +1305,13 @@ function sortOfField(a: Access): Sort {
 }
 
 /** One write of an operation: at keys, at some objects (a frame), or anywhere; under a path condition. */
-interface Write { map: string; when: Term; keys?: Term[]; locs?: Term[][] }
+interface Write { map: string; when: Term; keys?: Term[]; locs?: Term[][]; into?: Term }
 
 function opWrites(body: OpCmd[], when: Term = T.TRUE, out: Write[] = []): Write[] {
     for (const c of body) {
         switch (c.k) {
             case 'store': out.push({ map: c.map, when, keys: c.keys }); break;
-            case 'update': out.push({ map: c.map, when }); break;
+            case 'update': out.push(c.into ? { map: c.map, when, into: c.into } : { map: c.map, when }); break;
             case 'havocMap': {
                 // a global is one location: written (perhaps with the same value) like a store
                 if (c.params.length === 0) { out.push({ map: c.map, when, keys: [] }); break; }
@@ -1352,8 +1360,13 @@ function touchedObjects(body: OpCmd[], out: Array<Extract<Term, { t: 'var' }>> =
     return out;
 }
 
-function publishes(body: OpCmd[]): boolean {
-    return opWrites(body).some(w => w.map === OWNER && !w.keys);
+/** Whether an operation may publish objects: a store of a reference into anything but an object a private local holds. */
+function publishes(body: OpCmd[], privateLocals: Set<string>): boolean {
+    return opWrites(body).some(w => w.map === OWNER && !w.keys && !intoPrivate(w.into, privateLocals));
+}
+
+function intoPrivate(into: Term | undefined, privateLocals: Set<string>): boolean {
+    return into?.t === 'var' && privateLocals.has(into.name);
 }
 
 function describeOp(op: AtomicOp): string {
@@ -1366,11 +1379,12 @@ function describeOp(op: AtomicOp): string {
  * publication; and every local it assigns. Steps on paths that leave the loop
  * (a `return` inside it, say) do not change the state at the head.
  */
-function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>; freshLocals: Set<string>; assignedLocals: Set<string>; publishes: boolean; hasOps: boolean } {
+function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>; freshLocals: Set<string>; assignedLocals: Set<string>; publications: Array<Term | undefined>; hasOps: boolean } {
     const writes: Array<{ map: string; obj?: Term }> = [];
     const assignedLocals = new Set<string>();
     const freshLocals = new Set<string>();
-    let pub = false;
+    /** The objects stores into which may publish (undefined: a shared location). */
+    const publications: Array<Term | undefined> = [];
     let hasOps = false;
     /**
      * From a point of the body: whether falling off it comes back to the head, and the boolean
@@ -1400,7 +1414,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
         for (const x of o.fresh ?? []) if (x.t === 'var') freshLocals.add(x.name);
         for (const w of opWrites(o.body)) {
             if (contradicts(w.when, f.known)) continue; // this write leaves the loop
-            if (w.map === OWNER && !w.keys) { pub = true; continue; }
+            if (w.map === OWNER && !w.keys) { publications.push(w.into); continue; }
             if (o.kind === 'alloc' && !w.keys) continue; // a new array's elements
             writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined });
         }
@@ -1447,7 +1461,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
         return r;
     };
     walk(body, { reaches: true, known: new Map() });
-    return { writes, freshLocals, assignedLocals, publishes: pub, hasOps };
+    return { writes, freshLocals, assignedLocals, publications, hasOps };
 }
 
 /** An inferred invariant's obligation: refuting it weakens the inference (infer/), it is not the program's failure. */

@@ -7,7 +7,7 @@ import { evalTerm } from './eval.js';
 import { goesOn, Machine, ReplayMismatch, type InitRun, type Point, type StepOutcome } from './machine.js';
 import type { EventPoint, SymEvent } from './symbolic.js';
 import type { Candidate } from './targets.js';
-import { syncOp, writtenObject } from './targets.js';
+import { syncOp, writtenMap, writtenObject } from './targets.js';
 import { W_PRE } from './simulation.js';
 import { actionOf, Namer, sourceText, stepOf, type SourceReader } from './format.js';
 import { sameRange, type WitnessStep } from './types.js';
@@ -106,6 +106,7 @@ function finish(bp: BoundedProgram, m: Machine, out: StepOutcome, cand: Candidat
             const env = { locals: m.locals(t), heap: (s: string | undefined) => (s === W_PRE ? out.pre! : m.heap) };
             const guard = guardTerm(vocab, cand.guard, W_PRE, T.int(tid), cand.obj);
             if (evalTerm(guard, env) !== false) return { ok: false, why: 'the writable_if holds at the write' };
+            if (!out.accesses.some(x => x.write && x.map === writtenMap(cand.access))) return { ok: false, why: 'the step does not write the location' };
             if (cand.owns && evalTerm(cand.owns, env) !== true) return { ok: false, why: 'the guarded location does not reference the array written' };
             const written = writtenObject(cand.access, cand.obj);
             if (written) {

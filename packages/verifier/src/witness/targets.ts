@@ -12,7 +12,7 @@ import { FATAL } from './encode.js';
 import { keysEqual, type SymAssert, type SymEvent, type SymProgram, type TimePoint } from './symbolic.js';
 import { callContext, ensuresConditions, nextPositions, stepConditions, W_OLD, W_PRE } from './simulation.js';
 import { sameRange, WitnessUnsupported } from './types.js';
-import { elemsVar, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
+import { elemsVar, HOLDER, sortOfType, type Vocabulary } from '../heap/vocabulary.js';
 
 /**
  * What a witness must reach for each diagnostic code (issue 14), as
@@ -191,13 +191,16 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                 if (kinds.includes('writable')) {
                     for (const a of accesses) {
                         if (!a.write) continue;
+                        // the store must happen (an atomic block's branch, a successful cas)
+                        const stores = e1.writes.filter(w => w.map === writtenMap(a));
+                        const performs = stores.length > 0 ? T.or(...stores.map(w => w.when)) : T.TRUE;
                         const locals = e1.localsAfter ?? e1.locals;
                         const published = (t: Term | undefined) => (t ? enc.published(sp.sym(t, locals, () => { throw new WitnessUnsupported('a read in the object of a guarded write'); }), pre(e1)) : T.TRUE);
                         for (const g of guardsOf(a, sp, enc, e1)) {
                             const guard = guardTerm(vocab, g.guard, W_PRE, T.int(e1.thread.tid), g.obj);
                             const cond = sp.symAt(e1, guard, () => pre(e1), locals);
                             const owns = g.owns ? sp.symAt(e1, g.owns, () => pre(e1), locals) : T.TRUE;
-                            add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj, owns: g.owns }, T.and(x(e1), g.when, owns, T.not(cond), published(writtenObject(a, g.obj))));
+                            add({ kind: 'writable', event: e1, access: a, guard: g.guard, obj: g.obj, owns: g.owns }, T.and(x(e1), performs, g.when, owns, T.not(cond), published(writtenObject(a, g.obj))));
                         }
                     }
                 }
@@ -298,6 +301,11 @@ function relationHolds(sp: SymProgram, enc: Encoder, e: SymEvent, clause: Clause
  */
 export function writtenObject(a: Access, guardObj: Term | undefined): Term | undefined {
     return a.loc.kind === 'elem' && !a.loc.via ? a.loc.arr : guardObj;
+}
+
+/** The state variable a write access stores into. */
+export function writtenMap(a: Access): string {
+    return a.loc.kind === 'holder' ? HOLDER : a.loc.map;
 }
 
 /**
