@@ -193,6 +193,30 @@ thread T { int r = next(4); copy(); }
         assert.match(text(9), /^the write of y is not a step the abstraction of 'copy' allows here \(its steps: 1: x' == y\) \[pc = 1, y before = -?\d+, y = 3, x before = -?\d+, x = -?\d+/);
     });
 
+    it('a table a global\'s initializer builds is read without races; the method it calls is checked there, not reported unchecked', async () => {
+        const r = await check(`
+int[] mk() {
+  int[] a = new int[2];
+  a[0] = 5;
+  return a;
+}
+int[] unused() { return null; }
+final int[] data = mk();
+//@ invariant data != null && data.length == 2;
+thread R[*] { int x = data[0]; }
+`);
+        // (no thread writes int elements: they keep the values the initializers gave them)
+        assert.deepEqual(errors(r), []);
+        assert.deepEqual(r.diagnostics.filter(d => d.code === 'unchecked').map(d => d.message.split(':')[0]), ["'unused' is not checked"]);
+        // the same write in a thread makes the elements' reads races
+        const w = await check(`
+final int[] data = new int[2];
+thread W { data[0] = 5; }
+thread R[*] { int x = data[0]; }
+`);
+        assert.deepEqual(errors(w), ['4:race']);
+    });
+
     it('a write in a method with only requires/ensures says that they make an abstraction without steps', async () => {
         const r = await check(`
 //@ writable_if tid == T;

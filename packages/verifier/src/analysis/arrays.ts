@@ -1,6 +1,6 @@
 import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel, Type } from '../model/program.js';
 import { visit } from '../model/visit.js';
-import { callersOf, walkStmts } from './reach.js';
+import { callersOf, threadReach, walkStmts } from './reach.js';
 
 /**
  * Which arrays an array-typed field *owns* (pipeline stage 0, before the
@@ -393,13 +393,15 @@ function fieldsOfVariables(facts: ArrayFacts): Map<string, Set<string>> {
 }
 
 /**
- * The sorts (`Int`, `Bool`, `Ref`) of the array elements some code of the
- * program may write: an element assignment or ghost `set`, a `cas` on an
- * element, an abstraction action whose frame names elements (or, without a
- * frame, primes one). Every body counts, reached or not, and the field
- * initializers too (`new C()` runs them in a thread): a superset, so that the
- * elements of a sort outside it are never written after the field
- * initializers of the globals, by any thread (checking.md: stable everywhere).
+ * The sorts (`Int`, `Bool`, `Ref`) of the array elements the threads may
+ * write: an element assignment or ghost `set`, a `cas` on an element, an
+ * abstraction action whose frame names elements (or, without a frame, primes
+ * one), in the threads' bodies, the methods they call, the methods with an
+ * abstraction that no thread calls (checked as a library: anyone may call
+ * them), and every class's field initializers (`new C()` runs them in a
+ * thread). What only the globals' initializers call runs before the threads
+ * start. The elements of a sort outside this set keep the values they have
+ * when the threads start (checking.md: stable everywhere).
  */
 export function writtenElementSorts(program: ProgramModel, sortOf: (t: Type) => string): Set<string> {
     const out = new Set<string>();
@@ -416,7 +418,9 @@ export function writtenElementSorts(program: ProgramModel, sortOf: (t: Type) => 
         }
         if (!a.hasFrame) visit(a.expr, x => { if (x.kind === 'index' && x.primed) target(x); });
     };
+    const reached = new Set(program.threads.flatMap(t => [...threadReach(program, t).methods]));
     const method = (m: MethodModel) => {
+        if (!reached.has(m.id) && !m.abstraction) return;
         stmts(m.body);
         for (const a of [...m.abstraction?.steps ?? [], ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]) action(a);
     };
@@ -424,8 +428,7 @@ export function writtenElementSorts(program: ProgramModel, sortOf: (t: Type) => 
     program.procedures.forEach(method);
     for (const c of program.classes) {
         c.methods.forEach(method);
-        for (const f of c.fields) if (f.init) stmts([{ kind: 'expr', expr: f.init, range: f.range }]);
+        for (const f of c.fields) if (f.init && !f.isStatic) stmts([{ kind: 'expr', expr: f.init, range: f.range }]);
     }
-    for (const g of program.globals) if (g.init) stmts([{ kind: 'expr', expr: g.init, range: g.range }]);
     return out;
 }

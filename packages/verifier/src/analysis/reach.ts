@@ -140,11 +140,21 @@ function initializerStmts(program: ProgramModel, className: string): Stmt[] {
     return (cls?.fields ?? []).filter(f => !f.isStatic && f.init).map(f => ({ kind: 'expr', expr: f.init!, range: f.range }));
 }
 
-/** Fields written while the field initializers of the globals run (before the threads start). */
-export function initializationWrites(program: ProgramModel): Set<string> {
+/** What the field initializers of the globals (and static fields) reach: they run before the threads start. */
+function initializationReach(program: ProgramModel): Reach {
     const statics = [...program.globals, ...program.classes.flatMap(c => c.fields.filter(f => f.isStatic))];
     const stmts: Stmt[] = statics.filter(g => g.init).map(g => ({ kind: 'expr', expr: g.init!, range: g.range }));
-    return reachOf(program, stmts).writes;
+    return reachOf(program, stmts);
+}
+
+/** Fields written while the field initializers of the globals run (before the threads start). */
+export function initializationWrites(program: ProgramModel): Set<string> {
+    return initializationReach(program).writes;
+}
+
+/** Methods the field initializers of the globals call (directly or not). */
+export function initializationMethods(program: ProgramModel): Set<string> {
+    return initializationReach(program).methods;
 }
 
 function collectAtomicWrites(stmts: Stmt[], writes: Set<string>): void {

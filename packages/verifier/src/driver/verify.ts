@@ -5,6 +5,7 @@ import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { TID, type Conjunct, type Invariant, type SpecContext } from '../spec/environment.js';
 import { LoweringError } from '../lower/lower.js';
+import { initializationMethods } from '../analysis/reach.js';
 import { checksOf, checkSpec, namesThreads, programContext, type Check, type ProgramContext } from './program-context.js';
 import { lowerCheck, simulationProgram, type LoweredCheck } from './stages.js';
 import type { SimSpec } from '../sim/simulate.js';
@@ -131,7 +132,9 @@ export async function verifyCheck(ctx: ProgramContext, key: string, options: Ver
 
 /** The infos about procedures no check covers (`unchecked`). */
 export function uncheckedDiagnostics(ctx: ProgramContext): VDiagnostic[] {
-    return uncheckedOf(ctx.vocab.allMethods() as MethodModel[], ctx.callers);
+    // (what the globals' initializers call runs in every thread's check, before the threads start)
+    const inInit = ctx.program.threads.length > 0 ? initializationMethods(ctx.program) : new Set<string>();
+    return uncheckedOf(ctx.vocab.allMethods() as MethodModel[], ctx.callers, inInit);
 }
 
 /** A blank result of a check (what it becomes is filled in as it runs). */

@@ -11,10 +11,10 @@ import type { CheckResult, VDiagnostic } from './result.js';
 // shape the editor shows (inferred loop invariants, accesses).
 
 /** The infos about procedures no check covers (`unchecked`). */
-export function uncheckedDiagnostics(methods: MethodModel[], callers: Map<string, ThreadModel[]>): VDiagnostic[] {
+export function uncheckedDiagnostics(methods: MethodModel[], callers: Map<string, ThreadModel[]>, checkedElsewhere: Set<string> = new Set()): VDiagnostic[] {
     const out: VDiagnostic[] = [];
     for (const m of methods) {
-        if (!m.abstraction && !callers.has(m.id)) {
+        if (!m.abstraction && !callers.has(m.id) && !checkedElsewhere.has(m.id)) {
             out.push({
                 range: m.nameRange, severity: 'info', code: 'unchecked', related: [],
                 message: `'${m.name}' is not checked: no thread reaches it and it has no abstraction (call it from a thread, e.g. 'thread Client[*] { ... }', or give it an abstraction)`,
