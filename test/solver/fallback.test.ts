@@ -112,6 +112,16 @@ describe('solver fallback: real solvers', needs('z3', 'apt-get install -y z3'), 
         s2.close();
     });
 
+    it('a session opened without fallback keeps native z3\'s unknown (and its whole time limit)', async () => {
+        let started = 0;
+        const backend = new FallbackBackend(giving(), () => { started++; const b = createBackend('z3-wasm', { workerScript: WORKER_SCRIPT }); live.push(b); return b; });
+        const s = await backend.openSession({ timeLimitMs: 10_000, fallback: false });
+        await s.eval(STATE);
+        assert.equal((await s.eval(QUERY)).split('\n')[0], 'unknown');
+        assert.equal(started, 0);
+        s.close();
+    });
+
     // Debian's z3 4.8.12 loops on one of this program's queries (model-based quantifier
     // instantiation); a later release answers it. Either way the check ends with the race.
     const LOOPING = path.join(ROOT, 'test/corpus/env_quantified_cells_race.calvin');

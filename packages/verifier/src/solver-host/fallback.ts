@@ -45,6 +45,7 @@ export class FallbackBackend implements SolverBackend {
     }
 
     async openSession(options: SessionOptions): Promise<SolverSession> {
+        if (options.fallback === false) return this.primary.openSession(options);
         const session = await this.primary.openSession({ ...options, timeLimitMs: primaryTimeLimit(options.timeLimitMs) });
         return new FallbackSession(session, () => this.fallbackBackend().then(b => b.openSession(options)), this.onFallback);
     }

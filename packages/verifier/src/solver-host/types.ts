@@ -25,6 +25,12 @@ export type Trace = (line: string) => void;
 export interface SessionOptions {
     timeLimitMs: number;
     resourceLimit?: number;
+    /**
+     * A query native z3 gives up on goes to Z3 in WebAssembly (fallback.ts),
+     * unless this is false: an optional query whose `unknown` costs nothing
+     * (the witness search's larger loop bounds) keeps to its time.
+     */
+    fallback?: boolean;
 }
 
 export class SolverFailure extends Error {

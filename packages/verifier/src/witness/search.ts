@@ -210,7 +210,8 @@ export class WitnessSearch {
         const script = await enc.script(this.options.checkpoint);
         await this.options.checkpoint?.();
         this.options.dumpQuery?.(script);
-        const session: SolverSession = await this.options.solver.openSession({ timeLimitMs: limitMs ?? this.options.timeLimitMs ?? 10_000 });
+        // (the larger loop bounds are optional: native z3's `unknown` there ends the search, no fallback)
+        const session: SolverSession = await this.options.solver.openSession(limitMs !== undefined ? { timeLimitMs: limitMs, fallback: false } : { timeLimitMs: this.options.timeLimitMs ?? 10_000 });
         let model: Map<string, bigint | boolean>;
         try {
             const answer = lastLine(await session.eval(script));
