@@ -44,7 +44,6 @@ export const NOT_CONFIRMED: Record<string, Record<string, string>> = {
     'stable_fields_written.calvin': {
         '19:7 null': '(an @allow) cfg.data is never null in any execution',
         '20:13 null': '(an @allow) cfg.data is never null in any execution',
-        '20:13 race read of data[]': 'no thread writes the elements of the arrays of data (the race on data itself is confirmed)',
     },
     'trylock_once_early_return.calvin': {
         '23:3 abstraction': "the only thread's only tryLock() finds m free and succeeds: the failure needs another thread holding m",
