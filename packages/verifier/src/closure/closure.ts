@@ -335,9 +335,17 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         }
     };
     for (const i of inv) add(i.clause.expr, i.className);
+    // The premise of an environment clause `P ==> (x' == x && ...)`: while it holds for this thread,
+    // the clause keeps what P reads, and so the guards that P excludes (a hand-off: while
+    // `state != 0 && owner == tid`, no other thread is the owner a write of the payload needs).
+    const premises: Array<{ e: Expr; cls?: string }> = [];
     for (const c of own) {
         if (c.kind === 'writable' && c.field) for (const w of guards.get(c.field.id)?.clauses ?? []) add(w.expr, c.field.owner);
-        if (c.kind === 'env' && c.clause) add(c.clause.expr, c.className);
+        if (c.kind === 'env' && c.clause) {
+            add(c.clause.expr, c.className);
+            const e = c.clause.expr;
+            if (e.kind === 'binary' && e.op === '==>' && !hasPrimeExpr(e.left)) premises.push({ e: e.left, cls: c.className !== undefined && mentionsThis(e.left) ? c.className : undefined });
+        }
     }
     const seen = new Set(existing.map(c => c.text));
     const out: Conjunct[] = [];
@@ -354,13 +362,15 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         // (a guard over thread identities only, `tid == T1`, says in every state who may change f:
         // "A ==> f unchanged" adds nothing but queries)
         if (threadsOnly(vocab, guards.get(f.id))) continue;
-        for (const { e, cls } of atoms) {
+        const sources: Array<{ e: Expr; cls?: string; premise?: boolean }> = [...atoms, ...premises.map(p => ({ ...p, premise: true }))];
+        for (const { e, cls, premise } of sources) {
             if (hasPrimeExpr(e)) continue;
             if (cls !== undefined && cls !== f.owner) continue;
             if (cls === undefined && !f.isStatic && mentionsThis(e)) continue;
             const build = (state: string | undefined, tid: Term, obj: Term | undefined) => translate(e, stateCtx(vocab, tid, state, cls ? obj : undefined));
             const maps = [...mapsOfExpr(e, vocab)];
-            for (const [label, cond] of [[exprText(e), build], [`!(${exprText(e)})`, (st: string | undefined, t: Term, o: Term | undefined) => T.not(build(st, t, o))]] as const) {
+            const both = [[exprText(e), build], [`!(${exprText(e)})`, (st: string | undefined, t: Term, o: Term | undefined) => T.not(build(st, t, o))]] as const;
+            for (const [label, cond] of premise ? both.slice(0, 1) : both) {
                 const c = guarded(vocab, f, label, cond, maps, what(f));
                 if (seen.has(c.text)) continue;
                 seen.add(c.text);
