@@ -27,6 +27,7 @@ export const STRIPPED_EXCEPTIONS: Record<string, string> = {
     'textbook_bakery_ok.calvin': "x is written after the waiting loops, where the inference knows only that the writer is not choosing (it loses the ghost `pc1 == 4`, set in the step whose test ends the loop through the local `wait`): that guard does not exclude the other thread",
     'textbook_sense_barrier_ok.calvin': 'the protection of data is written over ghost state (the phase counter and the arrival flags): no guard over shared state says when the phase changes',
     'ticket_lock_ok.calvin': 'the turn belongs to the thread whose local ticket equals the shared counter: a relation between a local and shared state, which no guard over shared state can express',
+    'env_clause_parts_ok.calvin': "its assertion rests on the environment clause that the stage never goes back: the inference proposes who may write a field, not how it changes",
     'handoff_env_premise_ok.calvin': "who owns the slot is decided by a protocol over two fields taken in one atomic step (state and owner, `state == 1 ==> owner == tid`) and kept by an environment clause: the inference proposes guards of one field's writers, not a protocol over two",
     'loop_after_assert_ok.calvin': "its assertion rests on the environment clause `count' >= count` (the counter never decreases): the inference proposes who may write a field, not how it changes",
 };

@@ -6,7 +6,7 @@ import type { BoundVar, Term } from '../smt/term.js';
 import { symbol, toSmt } from '../smt/term.js';
 import type { QueryLog, SolverSession, Trace } from '../solver-host/types.js';
 import {
-    clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type SpecContext, type StateCondition,
+    clauseConjunct, clausesText, EPOST, EPRE, guardTerm, mapsOfExpr, stateCtx, TID, unchangedWhile, type Conjunct, type Guard, type Invariant, type SpecContext, type StateCondition,
 } from '../spec/environment.js';
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate } from '../spec/translate.js';
 import { visit } from '../model/visit.js';
@@ -61,6 +61,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         append(derived, exclusionCandidates(vocab, g, w));
     }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
+    append(derived, clauseParts(vocab, own));
     // the same candidate may come from a guard and from its atom
     const seen = new Set(own.map(c => c.text));
     for (let i = derived.length - 1; i >= 0; i--) {
@@ -377,6 +378,26 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
                 out.push(c);
                 if (out.length >= MAX_CROSS) return out;
             }
+        }
+    }
+    return out;
+}
+
+/**
+ * The parts of an environment clause written as one conjunction
+ * (`phase' >= phase && phase' <= phase + 1`): when the whole is not
+ * transitive, a part may be (the phase never decreases), and E* keeps it.
+ */
+function clauseParts(vocab: Vocabulary, own: Conjunct[]): Conjunct[] {
+    const out: Conjunct[] = [];
+    const parts = (e: Expr): Expr[] => (e.kind === 'binary' && e.op === '&&' ? [...parts(e.left), ...parts(e.right)] : [e]);
+    for (const c of own) {
+        if (c.kind !== 'env' || !c.clause) continue;
+        const ps = parts(c.clause.expr);
+        if (ps.length < 2) continue;
+        for (const p of ps) {
+            const part = clauseConjunct(vocab, { ...c.clause, expr: p, text: exprText(p) }, c.className);
+            out.push({ ...part, kind: 'candidate', origin: `a part of the ${part.origin}` });
         }
     }
     return out;
