@@ -189,6 +189,29 @@ describe('witnesses (issue 14)', () => {
         }
     });
 
+    it('a race of two writes shows the second with the value the first left', async () => {
+        const text = `class Cell {
+  volatile int owner = 0;
+  //@ environment owner == tid ==> owner' == owner;
+  //@ environment owner == tid ==> val' == val;
+  int val = 0;
+}
+final Cell c1 = new Cell();
+final Cell c2 = new Cell();
+thread A { while (!cas(c1.owner, 0, tid)) { } c2.val = 5; c1.owner = 0; }
+thread B { while (!cas(c2.owner, 0, tid)) { } c2.val = 2; c2.owner = 0; }
+`;
+        const { program, errors: ds } = await checked(await programOfText(text), checker);
+        assert.deepEqual(ds.map(where), ['9:47 race']);
+        const w = await new WitnessSearch(program, { solver, source: () => text, log: m => assert.fail(m) }).find(ds[0]);
+        assertWellFormed(w, text, ds[0]);
+        if (w.status !== 'confirmed') return;
+        const [first, second] = w.steps.slice(-2);
+        const wrote = /c2\.val: -?\d+ → (-?\d+)/.exec(first.values)?.[1];
+        assert.ok(wrote, first.values);
+        assert.match(second.values, new RegExp(`c2\\.val: ${wrote} → `), 'the second write starts from the value of the first');
+    });
+
     it('a guarded write in a branch of an atomic block that the step does not take is no witness', async () => {
         // The checker cannot tell when the write happens (its condition reads n, which the block
         // wrote before): it asks for the guard on every path. The branch writes slot only while

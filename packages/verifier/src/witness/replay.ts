@@ -179,7 +179,12 @@ function raceState(m: Machine, cand: Extract<Candidate, { kind: 'race' }>, steps
         && d2.accesses.some(b => b.map === a.map && b.keys.join() === a.keys.join() && (a.write || b.write)));
     if (!same) return { ok: false, why: 'the accesses do not touch the same location' };
     const loc = namer.location(same.map, same.keys, m.heap);
-    for (const [d, t] of [[d1, t1], [d2, t2]] as const) {
+    // Both accesses can happen in this state; shown one after the other, the second with the
+    // values the first leaves (a write of 5 then one of 2 reads `5 → 2`, not `0 → 2` again).
+    const o1 = m.step(t1);
+    const after = goesOn(o1) ? m.dryRun(t2) : undefined;
+    const shown2 = after?.status === 'ok' ? after : d2;
+    for (const [d, t] of [[o1, t1], [shown2, t2]] as const) {
         const p = d.point;
         if (p.k !== 'op') continue;
         const text = sourceText(p.op.range, source);
