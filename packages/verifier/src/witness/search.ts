@@ -308,7 +308,8 @@ function scheduleOf(sp: SymProgram, model: Map<string, bigint | boolean>, cand: 
     };
     const ts = (e: SymEvent) => seg(e) * 1_000_000 + e.idx;
     taken.sort((a, b) => ts(a) - ts(b));
-    const end = ts(cand.event);
+    // (a race's two accesses are adjacent, in either order: the trace ends before the first)
+    const end = cand.kind === 'race' ? Math.min(ts(cand.event), ts(cand.other)) : ts(cand.event);
     const upTo = cand.kind === 'race' || cand.kind === 'writable'
         ? taken.filter(e => ts(e) < end)
         : taken.filter(e => ts(e) <= end);

@@ -185,7 +185,8 @@ export function addCandidates(goal: Goal, sp: SymProgram, enc: Encoder): Candida
                         if (e2.thread === e1.thread || e2.point.k !== 'op') continue;
                         const conflict = conflictTerm(e1, e2, syncOp(e2), vocab);
                         if (conflict.t === 'bool' && !conflict.value) continue;
-                        add({ kind: 'race', event: e1, other: e2 }, T.and(x(e1), x(e2), conflict, adjacent(e1, e2, enc)));
+                        // (both pending in one state: the trace ends before the first of the two, in either order)
+                        add({ kind: 'race', event: e1, other: e2 }, T.and(x(e1), x(e2), conflict, T.or(adjacent(e1, e2, enc), adjacent(e2, e1, enc))));
                     }
                 }
                 if (kinds.includes('writable')) {
