@@ -393,42 +393,56 @@ function fieldsOfVariables(facts: ArrayFacts): Map<string, Set<string>> {
 }
 
 /**
- * The sorts (`Int`, `Bool`, `Ref`) of the array elements the threads may
- * write: an element assignment or ghost `set`, a `cas` on an element, an
- * abstraction action whose frame names elements (or, without a frame, primes
- * one), in the threads' bodies, the methods they call, the methods with an
- * abstraction that no thread calls (checked as a library: anyone may call
- * them), and every class's field initializers (`new C()` runs them in a
- * thread). What only the globals' initializers call runs before the threads
- * start. The elements of a sort outside this set keep the values they have
- * when the threads start (checking.md: stable everywhere).
+ * Which threads may write array elements of each sort (`Int`, `Bool`,
+ * `Ref`), as `fieldWriters` says it of fields: the single-instance threads
+ * (ids), or `any` (a replicated thread, a method with an abstraction that no
+ * thread calls: a library's, anyone may call it). What counts: an element
+ * assignment or ghost `set`, a `cas` on an element, an abstraction action
+ * whose frame names elements (or, without a frame, primes one), in a
+ * thread's body and the methods it calls (those its objects' field
+ * initializers call too). What only the globals' initializers call runs
+ * before the threads start. A sort no thread writes keeps its elements'
+ * values once the threads start (checking.md: stable everywhere); one only
+ * thread T writes is stable for T.
  */
-export function writtenElementSorts(program: ProgramModel, sortOf: (t: Type) => string): Set<string> {
-    const out = new Set<string>();
-    const target = (e: Expr) => { if (e.kind === 'index') out.add(e.type.kind === 'null' ? 'Ref' : sortOf(e.type)); };
-    const stmts = (body: Stmt[]) => walkStmts(body, s => {
-        if (s.kind === 'assign' || s.kind === 'set') target(s.target);
-    }, e => { if (e.kind === 'cas') target(e.target); });
-    const action = (a: Action) => {
-        for (const f of a.frame) {
-            if (f.kind !== 'elems') continue;
-            const t = f.array.type;
-            if (t.kind === 'array') out.add(sortOf(t.element));
-            else for (const s of ['Int', 'Bool', 'Ref']) out.add(s);
+export function elementWriters(program: ProgramModel, sortOf: (t: Type) => string): Map<string, { ids: Set<number>; any: boolean }> {
+    const ALL = ['Int', 'Bool', 'Ref'];
+    const sortsOf = (stmts: Stmt[], actions: Action[]): Set<string> => {
+        const out = new Set<string>();
+        const target = (e: Expr) => { if (e.kind === 'index') out.add(e.type.kind === 'null' ? 'Ref' : sortOf(e.type)); };
+        walkStmts(stmts, s => {
+            if (s.kind === 'assign' || s.kind === 'set') target(s.target);
+        }, e => { if (e.kind === 'cas') target(e.target); });
+        for (const a of actions) {
+            for (const f of a.frame) {
+                if (f.kind !== 'elems') continue;
+                const t = f.array.type;
+                if (t.kind === 'array') out.add(sortOf(t.element));
+                else ALL.forEach(x => out.add(x));
+            }
+            if (!a.hasFrame) visit(a.expr, x => { if (x.kind === 'index' && x.primed) target(x); });
         }
-        if (!a.hasFrame) visit(a.expr, x => { if (x.kind === 'index' && x.primed) target(x); });
+        return out;
     };
-    const reached = new Set(program.threads.flatMap(t => [...threadReach(program, t).methods]));
-    const method = (m: MethodModel) => {
-        if (!reached.has(m.id) && !m.abstraction) return;
-        stmts(m.body);
-        for (const a of [...m.abstraction?.steps ?? [], ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]) action(a);
+    const methods = new Map<string, MethodModel>();
+    for (const m of [...program.procedures, ...program.classes.flatMap(c => c.methods)]) methods.set(m.id, m);
+    const ofMethod = (m: MethodModel) => sortsOf(m.body, [...m.abstraction?.steps ?? [], ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]);
+    const writers = new Map<string, { ids: Set<number>; any: boolean }>();
+    const add = (sort: string, id: number | undefined) => {
+        const w = writers.get(sort) ?? { ids: new Set<number>(), any: false };
+        if (id === undefined) w.any = true; else w.ids.add(id);
+        writers.set(sort, w);
     };
-    for (const t of program.threads) stmts(t.body);
-    program.procedures.forEach(method);
-    for (const c of program.classes) {
-        c.methods.forEach(method);
-        for (const f of c.fields) if (f.init && !f.isStatic) stmts([{ kind: 'expr', expr: f.init, range: f.range }]);
+    const reached = new Set<string>();
+    for (const t of program.threads) {
+        const ms = threadReach(program, t).methods;
+        ms.forEach(m => reached.add(m));
+        const sorts = sortsOf(t.body, []);
+        for (const id of ms) { const m = methods.get(id); if (m) ofMethod(m).forEach(x => sorts.add(x)); }
+        for (const x of sorts) add(x, t.count === undefined ? t.id : undefined);
     }
-    return out;
+    // a library's methods (no thread calls them), and an element `cas` written in a field initializer
+    for (const m of methods.values()) if (m.abstraction && !reached.has(m.id)) ofMethod(m).forEach(x => add(x, undefined));
+    for (const c of program.classes) for (const f of c.fields) if (f.init && !f.isStatic) sortsOf([{ kind: 'expr', expr: f.init, range: f.range }], []).forEach(x => add(x, undefined));
+    return writers;
 }

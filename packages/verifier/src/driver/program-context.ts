@@ -3,7 +3,7 @@ import { visit } from '../model/visit.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from '../analysis/reach.js';
-import { arrayOwnership, writtenElementSorts } from '../analysis/arrays.js';
+import { arrayOwnership, elementWriters } from '../analysis/arrays.js';
 import { sortOfType, Vocabulary } from '../heap/vocabulary.js';
 import {
     allEnvironmentClauses, allInvariants, environmentOf, inferElementGuards, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
@@ -44,9 +44,12 @@ export function programContext(program: ProgramModel): ProgramContext {
         const w = writers.get(f.id);
         if (f.isFinal || ((!w || (!w.any && w.ids.size === 0)) && !initWrites.has(f.id))) vocab.stableFields.add(f.id);
     }
-    // Elements of a sort no code writes: stable too (an array of them is read-only once made).
-    const writtenSorts = writtenElementSorts(program, sortOfType);
-    for (const v of vocab.allVars()) if (v.kind === 'elems' && !writtenSorts.has(v.sort)) vocab.stableElements.add(v.name);
+    // Elements of a sort no thread writes, or only one single-instance thread: stable (for it).
+    const elements = elementWriters(program, sortOfType);
+    for (const v of vocab.allVars()) {
+        const w = elements.get(v.sort);
+        if (v.kind === 'elems' && !w?.any && (w?.ids.size ?? 0) <= 1) vocab.elementWriters.set(v.name, [...w?.ids ?? []]);
+    }
     const ownership = arrayOwnership(program);
     const spec: SpecContext = {
         vocab, guards: inferGuards(program, vocab, writers),

@@ -68,11 +68,12 @@ export class Vocabulary {
      */
     stableFields = new Set<string>();
     /**
-     * Element maps (`e:Int`, ...) whose sort no code of the program writes
-     * (analysis/arrays.ts `writtenElementSorts`): no thread changes them; set
-     * by the program context.
+     * The single-instance threads that may write the elements of each element
+     * map (`e:Int`, ...), when only such threads may (analysis/arrays.ts
+     * `elementWriters`): none, the elements are stable; one, they are stable
+     * for it. Set by the program context.
      */
-    stableElements = new Set<string>();
+    elementWriters = new Map<string, number[]>();
     private readonly typeIds = new Map<string, number>();
 
     constructor(readonly program: ProgramModel) {

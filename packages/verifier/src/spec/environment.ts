@@ -480,23 +480,30 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
         const eg = spec.elementGuards.get(fid);
         if (eg) out.push(elementsConjunct(vocab, eg));
     }
-    for (const map of vocab.stableElements) out.push(stableElementsConjunct(vocab, map));
+    for (const [map, writers] of vocab.elementWriters) out.push(stableElementsConjunct(vocab, map, writers));
     append(out, builtinConjuncts(vocab));
     return out;
 }
 
-/** The elements of a sort that no code writes do not change (checking.md: stable everywhere). */
-function stableElementsConjunct(vocab: Vocabulary, map: string): Conjunct {
+/**
+ * The elements of a sort that no thread writes do not change (checking.md:
+ * stable everywhere); those that only thread T writes do not change for T.
+ */
+function stableElementsConjunct(vocab: Vocabulary, map: string, writers: number[]): Conjunct {
     const [a, i] = keyParams(vocab, map, 'k!');
     const o = T.v('o!e', 'Ref');
     const k = T.v('i!e', 'Int');
     const sort = vocab.stateVar(map).sort;
     const what = sort === 'Int' ? 'int' : sort === 'Bool' ? 'boolean' : 'reference';
+    const only = writers.length === 1 ? T.eq(TID, T.int(writers[0])) : T.TRUE;
+    const name = writers.length === 1 ? vocab.program.threads.find(t => t.id === writers[0])?.name ?? String(writers[0]) : undefined;
     return {
-        kind: 'final', origin: `no code writes ${what} array elements`, text: `a[i]' == a[i] (every ${what} array)`, maps: new Set([map]),
-        frames: [{ map, params: [a, i], keep: allocated(T.v(a.name, 'Ref'), EPRE) }],
-        relation: T.forall([{ name: 'o!e', sort: 'Ref' }, { name: 'i!e', sort: 'Int' }],
-            T.implies(allocated(o, EPRE), T.eq(vocab.read(map, [o, k], EPOST), vocab.read(map, [o, k], EPRE)))),
+        kind: 'final', maps: new Set([map]),
+        origin: name ? `only ${name} writes ${what} array elements` : `no thread writes ${what} array elements`,
+        text: `${name ? `tid == ${name} ==> ` : ''}a[i]' == a[i] (every ${what} array)`,
+        frames: [{ map, params: [a, i], keep: T.and(only, allocated(T.v(a.name, 'Ref'), EPRE)) }],
+        relation: T.implies(only, T.forall([{ name: 'o!e', sort: 'Ref' }, { name: 'i!e', sort: 'Int' }],
+            T.implies(allocated(o, EPRE), T.eq(vocab.read(map, [o, k], EPOST), vocab.read(map, [o, k], EPRE))))),
     };
 }
 
