@@ -40,13 +40,17 @@ export interface WitnessOptions {
 
 /**
  * Loop bounds tried after the default one when a loop was cut: it grows by
- * the default bound (3, 6, 9) up to this, and all those larger searches
- * together take at most DEEPEN_MS (a loop over a 4-element array needs 5
- * passes; the search's cost grows fast with the bound: a 2-thread spin-lock
- * program took 0.25 s with 9 and 1.6 s with 12).
+ * the default bound (3, 6, 9) up to this, for a program of at most
+ * DEEPEN_MAX_EVENTS steps within the default bounds, and all those larger
+ * searches together take at most DEEPEN_MS. A loop over a 4-element array
+ * needs 5 passes; the search's cost grows fast with the bound (a 2-thread
+ * spin-lock program took 0.25 s with 9 and 1.6 s with 12; the 80 steps of
+ * examples/time_varying_wrong_lock ran out of the budget at 6, for nothing).
+ * (A size, not a time: the same program gets the same witness everywhere.)
  */
 const MAX_DEEPENED_LOOPS = 9;
-const DEEPEN_MS = 1500;
+const DEEPEN_MAX_EVENTS = 64;
+const DEEPEN_MS = 1000;
 
 /** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
 const SHRINK_ROUNDS = 8;
@@ -109,14 +113,14 @@ export class WitnessSearch {
             const aborted = first.init.aborted;
             if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
-            let cut = false;
+            let deepen = false;
             for (const bounds of this.stages()) {
                 const found = await this.stage(goal, d, t0, bounds);
                 result = found.result;
-                cut = found.loopCut;
+                deepen = found.loopCut && found.events <= DEEPEN_MAX_EVENTS;
                 if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
             }
-            return cut && this.deepenLoops ? await this.deepen(goal, d, t0, result!) : result!;
+            return deepen && this.deepenLoops ? await this.deepen(goal, d, t0, result!) : result!;
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
             if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
@@ -125,8 +129,8 @@ export class WitnessSearch {
         }
     }
 
-    /** One search within the bounds: its result, and whether a loop was cut at the bound. */
-    private async stage(goal: Goal, d: VDiagnostic, t0: number, bounds: WitnessBounds, limitMs?: number): Promise<{ result: WitnessResult; loopCut: boolean; undecided: boolean }> {
+    /** One search within the bounds: its result, whether a loop was cut at the bound, the program's steps. */
+    private async stage(goal: Goal, d: VDiagnostic, t0: number, bounds: WitnessBounds, limitMs?: number): Promise<{ result: WitnessResult; loopCut: boolean; events: number; undecided: boolean }> {
         await this.options.checkpoint?.();
         const { bp, init } = this.prepare(bounds);
         await this.options.checkpoint?.();
@@ -135,13 +139,13 @@ export class WitnessSearch {
         // (only the result, as data: the search's candidate stays here)
         const { candidate: _candidate, undecided, ...result } = await this.search(goal, sp, bp, init, t0, d, bounds, limitMs);
         void _candidate;
-        return { result, loopCut: sp.loopCut, undecided: undecided === true };
+        return { result, loopCut: sp.loopCut, events: sp.events.length, undecided: undecided === true };
     }
 
     /**
      * A loop was cut at the default bound: the search goes on with a larger
      * loop bound while loops are still cut, up to MAX_DEEPENED_LOOPS and within
-     * DEEPEN_MS. A larger program than the search handles, or a query it does
+     * its time budget. A larger program than the search handles, or a query it does
      * not decide in the time left, leaves the answer of the smaller bounds.
      */
     private async deepen(goal: Goal, d: VDiagnostic, t0: number, result: WitnessResult): Promise<WitnessResult> {
@@ -155,7 +159,8 @@ export class WitnessSearch {
             try {
                 found = await this.stage(goal, d, t0, next, left);
             } catch (e) {
-                if (e instanceof WitnessUnsupported || (e instanceof SolverFailure && e.kind === 'timeout')) break;
+                // (a failure of the optional search leaves the answer of the smaller bounds; a cancellation goes on up)
+                if (e instanceof WitnessUnsupported || e instanceof SolverFailure) break;
                 throw e;
             }
             if (found.undecided) break;
