@@ -65,3 +65,22 @@ describe('model of element frames', () => {
         ]);
     });
 });
+
+describe('texts of annotation clauses', () => {
+    it('a clause over several lines reads on one line, without the JML continuation @', async () => {
+        const m = await model(`
+int t = 20;
+/*@ invariant -40 <= t
+  @        && t <= 50;
+  @*/
+/*@ abstraction {
+  @   step [t] t' == v
+  @            && v >= 0;
+  @ } */
+void set(int v) { t = v; }
+thread T { set(1); }
+`);
+        assert.deepEqual(m.invariants.map(c => c.text), ['-40 <= t && t <= 50']);
+        assert.equal(m.procedures.find(p => p.name === 'set')!.abstraction!.steps[0].text, "t' == v && v >= 0");
+    });
+});

@@ -79,7 +79,7 @@ class ModelBuilder {
     constructor(private readonly types: CalvinTypeSystem, private readonly ids: Map<ast.ThreadDecl, number>) { }
 
     clause(e: ast.Expression): M.Clause {
-        return { expr: this.expr(e), range: rangeOf(e), text: e.$cstNode?.text ?? '' };
+        return { expr: this.expr(e), range: rangeOf(e), text: annotationText(e) };
     }
 
     classModel(c: ast.ClassDecl): M.ClassModel {
@@ -167,7 +167,7 @@ class ModelBuilder {
                 }
             }
         }
-        return { hasFrame: a.frame !== undefined, frame, expr: this.expr(a.action), range: rangeOf(a), text: a.action?.$cstNode?.text ?? '' };
+        return { hasFrame: a.frame !== undefined, frame, expr: this.expr(a.action), range: rangeOf(a), text: annotationText(a.action) };
     }
 
     private varDecl(d: ast.LocalVarDecl | ast.Param | ast.QuantVar): M.VarDecl {
@@ -204,15 +204,15 @@ class ModelBuilder {
             case 'ContinueStmt': return [{ kind: 'continue', range }];
             case 'SyncStmt': return [{ kind: 'sync', lock: this.expr(s.lock), body: s.body ? this.block(s.body.stmts) : [], range, closeRange: s.body ? lastLeafRange(s.body) : range }];
             case 'AtomicStmt': return [{ kind: 'atomic', body: s.body ? this.block(s.body.stmts) : [], range }];
-            case 'AssertStmt': return [{ kind: 'assert', cond: this.expr(s.condition), annotation: false, text: s.condition?.$cstNode?.text ?? '', range }];
+            case 'AssertStmt': return [{ kind: 'assert', cond: this.expr(s.condition), annotation: false, text: annotationText(s.condition), range }];
             case 'EmptyStmt': return [];
             case 'BlockAnnotation':
             case 'LineAnnotation': {
                 const out: M.Stmt[] = [];
                 for (const c of s.clauses) {
                     const r = rangeOf(c);
-                    if (ast.isAssertClause(c) && c.condition) out.push({ kind: 'assert', cond: this.expr(c.condition), annotation: true, text: c.condition.$cstNode?.text ?? '', range: r });
-                    else if (ast.isAssumeClause(c) && c.condition) out.push({ kind: 'assume', cond: this.expr(c.condition), text: c.condition.$cstNode?.text ?? '', range: r });
+                    if (ast.isAssertClause(c) && c.condition) out.push({ kind: 'assert', cond: this.expr(c.condition), annotation: true, text: annotationText(c.condition), range: r });
+                    else if (ast.isAssumeClause(c) && c.condition) out.push({ kind: 'assume', cond: this.expr(c.condition), text: annotationText(c.condition), range: r });
                     else if (ast.isSetClause(c) && c.target && c.value) out.push({ kind: 'set', target: this.expr(c.target), value: this.expr(c.value), range: r });
                     else if (ast.isWitnessClause(c)) out.push({ kind: 'witness', step: c.step, range: r });
                 }
@@ -327,3 +327,12 @@ function lastLeafRange(node: AstNode): M.Range {
     return { file: doc, startLine: r.start.line, startChar: r.start.character, endLine: r.end.line, endChar: r.end.character };
 }
 
+/**
+ * The source text of an annotation expression, for messages and hover, on one
+ * line: a JML continuation `@` at the start of a line is not part of it, and
+ * each line break with its indentation becomes one space.
+ */
+function annotationText(node: { $cstNode?: { text: string } } | undefined): string {
+    const text = node?.$cstNode?.text ?? '';
+    return /[\r\n]/.test(text) ? text.replace(/[ \t]*\r?\n[ \t]*(?:@+(?!\*)[ \t]*)?/g, ' ') : text;
+}
