@@ -1036,6 +1036,26 @@ void m() { }`;
         await expectDiagnostics(partial, [err(partial, '+', 'syntax', /expected '\]' but found '\+'/)]);
     });
 
+    it('witness step N must mark a statement that takes an atomic step (one that accesses shared state)', async () => {
+        const src = `
+volatile int m = 0;
+//@ abstraction { step [m] m' == m || (m == 0 && m' == tid); }
+boolean tryIt(int k) {
+  int local = k;
+  if (local > 0) {
+    //@ witness step 1;
+    return false;
+  }
+  //@ witness step 1;
+  int seen = m;
+  return cas(m, 0, tid);
+}
+thread T { boolean b = tryIt(1); }`;
+        await expectDiagnostics(src, [
+            err(src, 'witness step 1', 'type', /'witness step 1' marks a statement that accesses no shared state: it takes no atomic step/, { in: 'witness step 1;\n    return false;' }),
+        ]);
+    });
+
     it('witness step N must name a step of the enclosing method\'s abstraction', async () => {
         const src = `
 int x = 0;

@@ -280,6 +280,26 @@ thread T { int r = divide(4); }
         assert.deepEqual(dz.related.map(x => [x.range.startLine, x.message]), [[3, 'called here (divide)']]);
     });
 
+    it('a failure reached through two call chains: the first chain, then the outermost call of the other', async () => {
+        const r = await verifyProgram(await model(`
+void check(int v) {
+  assert v > 0;
+}
+void mid(int v) {
+  check(v);
+}
+thread A { mid(0); }
+thread B { check(-1); }
+`), { solver });
+        const a = r.diagnostics.filter(d => d.code === 'assert');
+        assert.equal(a.length, 1);
+        // (which thread's check comes first is not fixed: either chain may be the first)
+        const notes = a[0].related.map(x => `${x.range.startLine + 1} ${x.message}`);
+        assert.ok(
+            JSON.stringify(notes) === JSON.stringify(['6 called here (check)', '8 called here (mid)', '9 also reached through this call (check)'])
+            || JSON.stringify(notes) === JSON.stringify(['9 called here (check)', '8 also reached through this call (mid)']), notes.join('; '));
+    });
+
     it('a racy step is reported once, as race (its env and invariant failures are not repeated)', async () => {
         const r = await verifyProgram(await model(LOCK.replace('thread T1 { Mutex.acquire(); x++; assert x > 0; Mutex.release(); }', 'thread T1 { x = -1; }')), { solver });
         const t1 = r.checks.find(u => u.name === 'T1')!;

@@ -1,4 +1,4 @@
-import type { ValidationAcceptor } from 'langium';
+import type { AstNode, ValidationAcceptor } from 'langium';
 import { AstUtils } from 'langium';
 import * as ast from '../generated/ast.js';
 import {
@@ -99,6 +99,8 @@ export class AnnotationChecks {
                         error(accept, 'type', c, `'witness step' only makes sense in a method with an abstraction.`);
                     } else if (c.step < 1 || c.step > steps) {
                         error(accept, 'type', c, `The abstraction of '${method.name}' has ${steps} step${steps === 1 ? '' : 's'}; 'witness step ${c.step}' names none of them.`, 'step');
+                    } else if (target && !ast.isAnnotation(target) && !accessesSharedState(target)) {
+                        error(accept, 'type', c, `'witness step ${c.step}' marks a statement that accesses no shared state: it takes no atomic step, so it cannot perform a step of the abstraction. Mark the statement that reads or writes the state the step is about.`);
                     }
                     break;
                 }
@@ -299,4 +301,16 @@ export class AnnotationChecks {
         }
     }
 
+}
+
+/**
+ * Whether a statement may take an atomic step: it reads or writes a field, a
+ * global or an array element, calls a method, uses a monitor, `atomic`, `cas`
+ * or `new`, or holds an annotation (a ghost `set`). (A statement over locals
+ * only, `return false;`, takes none.)
+ */
+function accessesSharedState(node: AstNode): boolean {
+    return AstUtils.streamAst(node).some(n =>
+        ast.isMemberAccess(n) || ast.isIndexAccess(n) || ast.isCasExpr(n) || ast.isSyncStmt(n) || ast.isAtomicStmt(n) || ast.isNewExpr(n) || ast.isAnnotation(n)
+        || (ast.isNameExpr(n) && (n.isCall || ast.isFieldDecl(n.ref?.ref) || ast.isGhostField(n.ref?.ref))));
 }

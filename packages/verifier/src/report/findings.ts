@@ -163,7 +163,15 @@ export function dedupe(ds: VDiagnostic[]): VDiagnostic[] {
         const prev = seen.get(key);
         if (!prev) seen.set(key, d);
         else {
-            for (const rel of d.related) if (!prev.related.some(p => p.message === rel.message && sameRange(p.range, rel.range))) prev.related.push(rel);
+            // Another call chain to the same line: its outermost call, marked as such (its inner calls
+            // in between would read as one chain with the first), and its other notes.
+            const calls = d.related.filter(r => r.message.startsWith('called here ('));
+            const outer = calls[calls.length - 1];
+            const add = (rel: VDiagnostic['related'][number]) => {
+                if (!prev.related.some(p => p.message === rel.message && sameRange(p.range, rel.range))) prev.related.push(rel);
+            };
+            for (const rel of d.related) if (!calls.includes(rel)) add(rel);
+            if (outer && !prev.related.some(p => sameRange(p.range, outer.range))) add({ range: outer.range, message: `also reached through this call (${outer.message.slice('called here ('.length)}` });
         }
     }
     return [...seen.values()];
