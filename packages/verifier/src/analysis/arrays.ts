@@ -1,4 +1,5 @@
 import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel, Type } from '../model/program.js';
+import { abstractionActions } from '../model/program.js';
 import { visit } from '../model/visit.js';
 import { callersOf, threadReach, walkStmts } from './reach.js';
 
@@ -426,7 +427,7 @@ export function elementWriters(program: ProgramModel, sortOf: (t: Type) => strin
     };
     const methods = new Map<string, MethodModel>();
     for (const m of [...program.procedures, ...program.classes.flatMap(c => c.methods)]) methods.set(m.id, m);
-    const ofMethod = (m: MethodModel) => sortsOf(m.body, [...m.abstraction?.steps ?? [], ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]);
+    const ofMethod = (m: MethodModel) => sortsOf(m.body, abstractionActions(m));
     const writers = new Map<string, { ids: Set<number>; any: boolean }>();
     const add = (sort: string, id: number | undefined) => {
         const w = writers.get(sort) ?? { ids: new Set<number>(), any: false };

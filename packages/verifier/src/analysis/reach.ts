@@ -1,5 +1,5 @@
 import type { Action, Expr, MethodModel, ProgramModel, Stmt, ThreadModel } from '../model/program.js';
-import { frameElementsField, frameField } from '../model/program.js';
+import { abstractionActions, frameElementsField, frameField } from '../model/program.js';
 import { visit } from '../model/visit.js';
 
 /** What a piece of code may touch, transitively through the methods it calls. */
@@ -118,7 +118,7 @@ export function reachOf(program: ProgramModel, body: Stmt[], owner?: string): Re
             if (m.owner) reach.classes.add(m.owner);
             else reach.topLevel = true;
             if (m.abstraction) {
-                const actions = [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])];
+                const actions = abstractionActions(m);
                 for (const a of actions) actionFields(a, reach.fields, countWrites ? reach.writes : new Set());
                 for (const c of [...m.abstraction.requires, ...m.abstraction.ensures]) fieldsOf(c.expr, reach.fields);
             }
@@ -180,7 +180,7 @@ export function threadReach(program: ProgramModel, t: ThreadModel): Reach {
 export function methodReach(program: ProgramModel, m: MethodModel): Reach {
     const r = reachOf(program, m.body, m.owner);
     if (m.abstraction) {
-        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) actionFields(a, r.fields, new Set());
+        for (const a of abstractionActions(m)) actionFields(a, r.fields, new Set());
     }
     return r;
 }
@@ -210,7 +210,7 @@ export function fieldWriters(program: ProgramModel): Map<string, { ids: Set<numb
     for (const m of index.values()) {
         if (!m.abstraction || reached.has(m.id)) continue;
         for (const f of reachOf(program, m.body, m.owner).writes) writers.set(f, { ids: new Set(), any: true });
-        for (const a of [...m.abstraction.steps, ...(m.abstraction.stutter ? [m.abstraction.stutter] : [])]) {
+        for (const a of abstractionActions(m)) {
             for (const e of a.frame) { const f = frameField(e); if (f) writers.set(f, { ids: new Set(), any: true }); }
         }
     }

@@ -1,5 +1,5 @@
 import type { Expr, FieldModel, MethodModel, Range, ThreadModel } from '../model/program.js';
-import { frameField } from '../model/program.js';
+import { abstractionActions, frameField } from '../model/program.js';
 import { methodReach, threadReach } from '../analysis/reach.js';
 import { checkSpec, type Check, type ProgramContext } from './program-context.js';
 import { calvinText } from '../smt/calvin-text.js';
@@ -79,7 +79,7 @@ export function describeThread(ctx: ProgramContext, t: ThreadModel): SpecDescrip
 /** E(p), I(p) and the guarantee of a method or procedure (with or without abstraction). */
 export function describeMethod(ctx: ProgramContext, m: MethodModel): SpecDescription {
     const writes = new Set(methodReach(ctx.program, m).writes);
-    for (const a of [...(m.abstraction?.steps ?? []), ...(m.abstraction?.stutter ? [m.abstraction.stutter] : [])]) for (const e of a.frame) { const f = frameField(e); if (f) writes.add(f); }
+    for (const a of abstractionActions(m)) for (const e of a.frame) { const f = frameField(e); if (f) writes.add(f); }
     const d = describe(ctx, { key: `abstraction:${m.id}`, name: m.id, kind: 'abstraction', range: m.nameRange, method: m }, writes);
     return { ...d, kind: m.abstraction ? 'abstraction' : 'inlined' };
 }

@@ -248,3 +248,9 @@ export function frameElementsField(e: FrameEntry): string | undefined {
     if (e.kind !== 'elems') return undefined;
     return e.array.kind === 'global' || e.array.kind === 'field' ? e.array.field : undefined;
 }
+
+/** The actions of a method's abstraction: its steps, then its stutter (none without an abstraction). */
+export function abstractionActions(m: MethodModel): Action[] {
+    const a = m.abstraction;
+    return a ? [...a.steps, ...(a.stutter ? [a.stutter] : [])] : [];
+}

@@ -101,6 +101,9 @@ export function accessesOf(body: Cmd[], diagnostics: VDiagnostic[]): CheckResult
     return out;
 }
 
+/** The note of each call of a failure's call chain (`called here (m)`). */
+const CALLED_HERE = 'called here (';
+
 /** Failures → diagnostics, with the counterexample values and the call chain. */
 export function findings(failures: Failure[], program: ProgramModel): VDiagnostic[] {
     const out: VDiagnostic[] = [];
@@ -118,7 +121,7 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         // (never a refutation of an inferred clause: it is not shown, and the inference must drop the clause)
         if ((info.code === 'env' || info.code === 'invariant') && !info.inferred && racyOps.has(f.obligation.op)) continue;
         const related = [...(info.related ? [info.related] : []), ...(info.also ?? [])];
-        for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `called here (${frame.method.split('.').pop()})` });
+        for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `${CALLED_HERE}${frame.method.split('.').pop()})` });
         // the reads another thread's step changed just before (their notes name no line: the location moves with the text)
         for (const c of info.changes ?? []) {
             if (f.notes.some(n => n.startsWith(`another thread changed ${c.name} from `))) related.push({ range: c.range, message: `${c.name} read here, just after another thread changed it` });
@@ -165,13 +168,13 @@ export function dedupe(ds: VDiagnostic[]): VDiagnostic[] {
         else {
             // Another call chain to the same line: its outermost call, marked as such (its inner calls
             // in between would read as one chain with the first), and its other notes.
-            const calls = d.related.filter(r => r.message.startsWith('called here ('));
+            const calls = d.related.filter(r => r.message.startsWith(CALLED_HERE));
             const outer = calls[calls.length - 1];
             const add = (rel: VDiagnostic['related'][number]) => {
                 if (!prev.related.some(p => p.message === rel.message && sameRange(p.range, rel.range))) prev.related.push(rel);
             };
             for (const rel of d.related) if (!calls.includes(rel)) add(rel);
-            if (outer && !prev.related.some(p => sameRange(p.range, outer.range))) add({ range: outer.range, message: `also reached through this call (${outer.message.slice('called here ('.length)}` });
+            if (outer && !prev.related.some(p => sameRange(p.range, outer.range))) add({ range: outer.range, message: `also reached through this call (${outer.message.slice(CALLED_HERE.length)}` });
         }
     }
     return [...seen.values()];
