@@ -1714,6 +1714,11 @@ describe('several files', () => {
         }, {});
     });
 
+    it("a frame '*.f' names the file's own field first: independent files with the same class stay apart", async () => {
+        const text = (t: string) => `class D {\n  volatile int n = 0;\n}\nfinal D d = new D();\n/*@ abstraction { step [*.n] (\\forall D o; true; o.n' >= o.n); } */\nvoid bump() { d.n = 1; }\nthread ${t} { bump(); }\n`;
+        await expectWorkspaceDiagnostics({ 'a.calvin': text('A'), 'b.calvin': text('B') }, {});
+    });
+
     it('a name declared in one other file resolves; declared in two other files it is ambiguous', async () => {
         await expectWorkspaceDiagnostics({
             'lib.calvin': 'class Box { int v; }\nint g = 0;\n',

@@ -16,6 +16,7 @@ import { allInvariants, environmentOf, existsOtherThread, TID } from '../../pack
 import { checksOf, programContext } from '../../packages/verifier/src/driver/program-context.js';
 import { verifyCheck } from '../../packages/verifier/src/driver/verify.js';
 import * as T from '../../packages/verifier/src/smt/term.js';
+import type { Term } from '../../packages/verifier/src/smt/term.js';
 import { Formulas } from '../../packages/verifier/src/encode/formulas.js';
 import { closure } from '../../packages/verifier/src/closure/closure.js';
 import { createBackend, diagnosticText, verifyProgram, type SolverBackend, type SolverSession } from '../../packages/verifier/src/index.js';
@@ -164,6 +165,45 @@ describe('stage 6: verification conditions are quantifier-free', () => {
         assert.match(checked, /^\(>= \(g o!\d+\) 0\)$/);
         // an existential in a check: some object in scope
         assert.equal(T.toSmt(f.ground(T.exists([{ name: 'o', sort: 'Ref', type: 'C:A' }], body), 'assert', ground)), '(or (>= (g a1) 0) (>= (g a2) 0))');
+    });
+    it('a universal assumed before a check is instantiated at the object checked (late instances)', () => {
+        const vocab = new Vocabulary({ files: [], classes: [], globals: [], procedures: [], threads: [], invariants: [], environments: [] });
+        const f = new Formulas(vocab);
+        f.lateInstances = true;
+        const o = T.v('o', 'Ref');
+        const g = (x: Term) => T.call('g', 'Int', x);
+        const h = (x: Term) => T.call('h', 'Int', x);
+        const ground = new Map([['C:A', [T.v('a1', 'Ref')]]]);
+        // assume: every A has g >= h (a step over every object); check: every A has g >= 0
+        const step = T.forall([{ name: 'o', sort: 'Ref', type: 'C:A' }], T.cmp('>=', g(o), h(o)));
+        const assumed = T.toSmt(f.ground(step, 'assume', ground));
+        assert.match(assumed, /^\(and \(>= \(g a1\) \(h a1\)\) U\)$/);
+        const checked = T.toSmt(f.ground(T.forall([{ name: 'o', sort: 'Ref', type: 'C:A' }], T.cmp('>=', g(o), T.int(0))), 'assert', ground));
+        assert.equal(checked, '(>= (g o!CA) 0)');
+        assert.deepEqual(f.late.map(t => T.toSmt(t)), ['(=> U (>= (g o!CA) (h o!CA)))']);
+        // a second check shares the checked object: nothing more to instantiate
+        assert.equal(T.toSmt(f.ground(T.forall([{ name: 'o', sort: 'Ref', type: 'C:A' }], T.cmp('<=', g(o), T.int(9))), 'assert', ground)), '(<= (g o!CA) 9)');
+        assert.equal(f.late.length, 1);
+        // a check of two objects at once takes two
+        const two = T.forall([{ name: 'o', sort: 'Ref', type: 'C:A' }, { name: 'p', sort: 'Ref', type: 'C:A' }], T.cmp('>=', g(o), g(T.v('p', 'Ref'))));
+        assert.equal(T.toSmt(f.ground(two, 'assert', ground)), '(>= (g o!CA) (g o!CA1))');
+        // another type is not instantiated
+        f.ground(T.forall([{ name: 'o', sort: 'Ref', type: 'C:B' }], T.cmp('>=', g(o), T.int(0))), 'assert', ground);
+        assert.equal(f.late.filter(t => T.toSmt(t).includes('o!CB')).length, 0);
+    });
+    it('an assumption never takes a given arbitrary object for one it says exists', () => {
+        const vocab = new Vocabulary({ files: [], classes: [], globals: [], procedures: [], threads: [], invariants: [], environments: [] });
+        const f = new Formulas(vocab);
+        const fixed = T.v('o!A', 'Ref');
+        f.fixedSkolem = () => fixed;
+        const o = T.v('o', 'Ref');
+        const all = T.forall([{ name: 'o', sort: 'Ref', type: 'C:A' }], T.cmp('>=', T.call('g', 'Int', o), T.int(0)));
+        // (forall o. g(o) >= 0) ==> p, assumed: some object has g < 0, or p
+        const assumed = T.toSmt(f.ground(T.implies(all, T.v('p', 'Bool')), 'assume', new Map()));
+        assert.doesNotMatch(assumed, /o!A/);
+        assert.match(assumed, /^\(=> \(>= \(g o!\d+\) 0\) p\)$/);
+        // checked, the universal is checked at the given object
+        assert.equal(T.toSmt(f.ground(all, 'assert', new Map())), '(>= (g o!A) 0)');
     });
     it('a state defined from the previous one is instantiated only where it is read', () => {
         const vocab = new Vocabulary({ files: [], classes: [{ name: 'C', fields: [{ id: 'C.f', name: 'f', isStatic: false, isVolatile: false, isFinal: false, isGhost: false, type: { kind: 'int' }, writableIf: [], range: R, nameRange: R }], methods: [], invariants: [], environments: [], range: R }], globals: [], procedures: [], threads: [], invariants: [], environments: [] });

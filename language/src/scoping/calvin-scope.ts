@@ -138,7 +138,12 @@ export class CalvinScopeProvider extends DefaultScopeProvider {
             return this.ownFileFirst(container, this.getGlobalScope(ast.ClassDecl.$type, context), ast.isClassDecl, 'class');
         }
         if (ast.isAnyObjectField(container)) {
-            return this.createScopeForNodes(this.allInstanceFields());
+            // `*.f`: the fields of the file's own classes first, as for top-level names (a field
+            // of another file's class would make the two files one program)
+            const program = AstUtils.findRootNode(container) as ast.Program;
+            const all = this.allInstanceFields();
+            const own = all.filter(f => AstUtils.findRootNode(f) === program);
+            return this.createScopeForNodes(own, this.createScopeForNodes(all.filter(f => !own.includes(f))));
         }
         if (ast.isNameExpr(container)) {
             return this.lexicalScope(container, this.ownFileFirst(container, this.getGlobalScope('NamedElement', context), () => true, 'any'));

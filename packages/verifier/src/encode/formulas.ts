@@ -51,6 +51,16 @@ export class Formulas {
     fixedSkolem?: (b: BoundVar) => Term | undefined;
     /** Objects a check is made at count as in scope (for assumptions made afterwards). */
     groundCheckedObjects = false;
+    /** Universals assumed before a check at an object are instantiated at it too (`late`). */
+    lateInstances = false;
+    /** Assertions that hold everywhere: instances of assumed universals at objects checked later. */
+    readonly late: Term[] = [];
+    private readonly universals: Array<{ name: Term; q: Term & { t: 'quant' }; weaken: boolean; skolemOk: boolean; g: Ground; done: Set<string> }> = [];
+    private instantiatingLate = false;
+    private macroDepth = 0;
+    /** The shared checked objects (`checkedObject`), and how many of each type the current formula took. */
+    private readonly sharedChecked = new Map<string, Term>();
+    private readonly checkedOfType = new Map<string, number>();
     /** Incarnations defined from the previous ones: instantiated at the keys where they are read (`definitions`). */
     private readonly defs = new Map<string, { params: BoundVar[]; body: Term }>();
     /** Bodies of named terms: the reads in them need definitions too. */
@@ -105,7 +115,13 @@ export class Formulas {
     macro(map: string, tag: string, body: (keys: Term[]) => Term): string {
         const sv = this.vocab.stateVar(map);
         const params = sv.keys.map((sort, i) => ({ name: `x!${i}`, sort }));
-        const b = body(params.map(p => T.v(p.name, p.sort)));
+        this.macroDepth++;
+        let b: Term;
+        try {
+            b = body(params.map(p => T.v(p.name, p.sort)));
+        } finally {
+            this.macroDepth--;
+        }
         // A body that is another incarnation of the same variable (a global the step cannot
         // change, a map kept everywhere) is that incarnation: a new name would be a new key for
         // every map read at it, and each would need the definitions back along the whole chain.
@@ -219,47 +235,120 @@ export class Formulas {
      * instantiated, other quantifiers left to the solver).
      */
     ground(t: Term, mode: 'assume' | 'assert' | 'keep', g: Ground): Term {
-        const go = (x: Term, weaken: boolean, skolemOk: boolean): Term => {
-            switch (x.t) {
-                case 'quant': {
-                    if (x.vars.some(b => b.type?.startsWith('scoped:'))) {
-                        // deliberately ranges over the objects in scope only (docs/semantics.md)
-                        const vars = x.vars.map(b => ({ ...b, type: b.type?.replace(/^scoped:/, '') }));
-                        const insts = instances(vars, g).map(m => go(T.substitute(x.body, m), weaken, skolemOk));
-                        return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
-                    }
-                    const universalInEffect = (x.q === 'forall') === weaken;
-                    const refOnly = x.vars.every(b => b.sort === 'Ref');
-                    if (universalInEffect && refOnly) {
-                        // every object in scope
-                        const insts = instances(x.vars, g).map(m => go(T.substitute(x.body, m), weaken, skolemOk));
-                        return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
-                    }
-                    if (!universalInEffect && skolemOk) {
-                        const m = new Map<string, Term>();
-                        for (const b of x.vars) {
-                            const sk = (!weaken ? this.fixedSkolem?.(b) : undefined) ?? this.skolem(b.sort, b.name.replace(/[^A-Za-z0-9]/g, '') || 'sk');
-                            m.set(b.name, sk);
-                            // an object an assumption says exists is in scope from then on; a checked one is not
-                            if (b.sort === 'Ref' && (weaken || this.groundCheckedObjects)) addGround(g, b.type, sk);
-                        }
-                        return go(T.substitute(x.body, m), weaken, skolemOk);
-                    }
-                    return x;
-                }
-                case 'app':
-                    switch (x.fn) {
-                        case 'and': return T.and(...x.args.map(a => go(a, weaken, skolemOk)));
-                        case 'or': return T.or(...x.args.map(a => go(a, weaken, skolemOk)));
-                        case 'not': return T.not(go(x.args[0], !weaken, skolemOk));
-                        case '=>': return T.implies(go(x.args[0], !weaken, skolemOk), go(x.args[1], weaken, skolemOk));
-                        default: return x;
-                    }
-                default: return x;
-            }
-        };
         if (!T.hasQuantifier(t)) return t;
-        return mode === 'assume' ? go(t, true, true) : mode === 'assert' ? go(t, false, true) : go(t, false, false);
+        this.checkedOfType.clear();
+        return mode === 'assume' ? this.groundIn(t, true, true, g, false) : mode === 'assert' ? this.groundIn(t, false, true, g, true) : this.groundIn(t, false, false, g, false);
+    }
+
+    /**
+     * `ground` of `x` in a position that may be weakened (`weaken`) or must be
+     * strengthened; `skolemOk`: quantifiers that need one witness may be skolemized;
+     * `asserted`: the formula is checked (not assumed).
+     */
+    private groundIn(x: Term, weaken: boolean, skolemOk: boolean, g: Ground, asserted: boolean): Term {
+        const go = (y: Term, w: boolean): Term => this.groundIn(y, w, skolemOk, g, asserted);
+        switch (x.t) {
+            case 'quant': {
+                if (x.vars.some(b => b.type?.startsWith('scoped:'))) {
+                    // deliberately ranges over the objects in scope only (docs/semantics.md)
+                    const vars = x.vars.map(b => ({ ...b, type: b.type?.replace(/^scoped:/, '') }));
+                    const insts = instances(vars, g).map(m => go(T.substitute(x.body, m), weaken));
+                    return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
+                }
+                const universalInEffect = (x.q === 'forall') === weaken;
+                const refOnly = x.vars.every(b => b.sort === 'Ref');
+                if (universalInEffect && refOnly) {
+                    // every object in scope
+                    const insts = instances(x.vars, g).map(m => go(T.substitute(x.body, m), weaken));
+                    // (not in a macro's body: its instances would name the macro's parameters)
+                    if (this.lateInstances && x.vars.length === 1 && this.macroDepth === 0) insts.push(this.laterObjects(x, weaken, skolemOk, g));
+                    return x.q === 'forall' ? T.and(...insts) : T.or(...insts);
+                }
+                if (!universalInEffect && skolemOk) {
+                    const m = new Map<string, Term>();
+                    const checked: Array<[BoundVar, Term]> = [];
+                    for (const b of x.vars) {
+                        // (a checked universal may be checked at a given arbitrary object; an
+                        // assumed existential, a universal in a negative position of an
+                        // assumption, needs a fresh one)
+                        const sk = (!weaken && asserted ? this.fixedSkolem?.(b) ?? this.checkedObject(b) : undefined)
+                            ?? this.skolem(b.sort, b.name.replace(/[^A-Za-z0-9]/g, '') || 'sk');
+                        m.set(b.name, sk);
+                        // an object an assumption says exists is in scope from then on; a checked one is not
+                        if (b.sort === 'Ref' && (weaken || this.groundCheckedObjects)) addGround(g, b.type, sk);
+                        if (b.sort === 'Ref' && !weaken && asserted) checked.push([b, sk]);
+                    }
+                    for (const [b, sk] of checked) this.instantiateLate(b, sk);
+                    return go(T.substitute(x.body, m), weaken);
+                }
+                return x;
+            }
+            case 'app':
+                switch (x.fn) {
+                    case 'and': return T.and(...x.args.map(a => go(a, weaken)));
+                    case 'or': return T.or(...x.args.map(a => go(a, weaken)));
+                    case 'not': return T.not(go(x.args[0], !weaken));
+                    case '=>': return T.implies(go(x.args[0], !weaken), go(x.args[1], weaken));
+                    default: return x;
+                }
+            default: return x;
+        }
+    }
+
+    /**
+     * A universal over objects assumed here is instantiated at the objects in
+     * scope; an object a *later* check is made at (the skolem of "for every
+     * object o, ..."; the environment's clauses after a call's step, say) was
+     * not in scope then, yet what held of every object holds of it. The
+     * instantiation is the name returned, a Boolean implied by the universal:
+     * each later checked object adds the implication "name ==> instance"
+     * (`late`, asserted everywhere: the instance holds wherever the universal
+     * was assumed). For an existential in a negative position, dually.
+     */
+    private laterObjects(x: Term & { t: 'quant' }, weaken: boolean, skolemOk: boolean, g: Ground): Term {
+        const name = this.declareConst('U', 'Bool');
+        this.universals.push({ name, q: x, weaken, skolemOk, g, done: new Set() });
+        return name;
+    }
+
+    /**
+     * The object a checked "for every object o of type T" is checked at. With
+     * late instances, every check of a VC shares one constant per type (and
+     * per position in the checked formula: `forall o, p` needs two), so that
+     * each universal assumed before is instantiated at a few objects, not at
+     * one per check. Sound: each check is still made at arbitrary objects,
+     * about which only what holds of every object is assumed.
+     */
+    private checkedObject(b: BoundVar): Term | undefined {
+        if (!this.lateInstances || b.sort !== 'Ref') return undefined;
+        const type = b.type ?? '*';
+        const i = this.checkedOfType.get(type) ?? 0;
+        this.checkedOfType.set(type, i + 1);
+        const key = `${type}#${i}`;
+        let c = this.sharedChecked.get(key);
+        if (!c) {
+            c = this.declareConst(`o!${(b.type ?? 'any').replace(/[^A-Za-z0-9]/g, '')}${i === 0 ? '' : i}`, 'Ref');
+            this.sharedChecked.set(key, c);
+        }
+        return c;
+    }
+
+    private instantiateLate(b: BoundVar, sk: Term): void {
+        if (!this.lateInstances || this.instantiatingLate) return;
+        this.instantiatingLate = true;
+        try {
+            for (const u of this.universals) {
+                const v = u.q.vars[0];
+                if (v.type !== undefined && v.type !== b.type) continue;
+                const key = T.key(sk);
+                if (u.done.has(key)) continue;
+                u.done.add(key);
+                const inst = this.groundIn(T.substitute(u.q.body, new Map([[v.name, sk]])), u.weaken, u.skolemOk, u.g, false);
+                this.late.push(u.q.q === 'forall' ? T.implies(u.name, inst) : T.implies(inst, u.name));
+            }
+        } finally {
+            this.instantiatingLate = false;
+        }
     }
 }
 

@@ -79,6 +79,7 @@ class Generator {
 
     constructor(vocab: Vocabulary, private readonly p: SeqProgram) {
         this.f = new Formulas(vocab);
+        this.f.lateInstances = true;
         this.obligationById = new Map(p.obligations.map(c => [c.id, c]));
     }
 
@@ -113,6 +114,7 @@ class Generator {
             for (const [, t] of e.show) roots.push(t);
             for (const c of e.changes) roots.push(c.before, c.after);
         }
+        roots.push(...this.f.late);
         const definitions = this.f.definitions(roots);
         const lines: string[] = [];
         for (const e of enable.values()) lines.push(`(declare-const ${e} Bool)`);
@@ -146,6 +148,7 @@ class Generator {
             }
             endPoint.set(b.name, point);
         }
+        for (const t of this.f.late) lines.push(`(assert ${toSmt(t)})`);
         lines.push(`(assert R!${entry.name})`);
         for (const b of this.blocks) {
             if (b === entry) continue;
