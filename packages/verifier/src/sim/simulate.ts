@@ -2,17 +2,17 @@ import { append } from '../smt/append.js';
 import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
-    ALLOC, allocated, elemsVar, heapFacts, HOLDER, holderOf, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+    ALLOC, allocated, dtypeOf, elemsVar, heapFacts, HOLDER, holderOf, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
-import type { Sort, Term } from '../smt/term.js';
+import type { BoundVar, Sort, Term } from '../smt/term.js';
 import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import type { EnvStep, LoopInv, Obligation, ObligationKind, SCmd, SeqProgram } from './seq.js';
 import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, stateCtx, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameMaps, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
-import { loopCandidates } from './candidates.js';
+import { loopCandidates, type Candidate } from './candidates.js';
 
 /** The specification a body is checked against. */
 export interface SimSpec {
@@ -602,7 +602,7 @@ export class Simulator {
             userInvariants: c.invariants.map(i => i.cond),
             after: this.followingCmds(),
         });
-        for (const cand of candidates) {
+        for (const cand of [...candidates, ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid)]) {
             invariants.push({
                 cond: cand.cond, candidate: true, text: cand.text,
                 check: this.check({ code: 'loop-invariant', range: c.range, message: `candidate loop invariant ${cand.text}`, chain: [] }, 'candidate', { loop: c.label }),
@@ -1470,3 +1470,44 @@ function inferredOf(inv: Invariant): Pick<CheckInfo, 'inferred'> {
 }
 
 export { otherMayWrite, wellTyped };
+
+/**
+ * The stutter loop of a call (InlineAbs: `K*`) relates the state at its head
+ * to the state before it by any number of stutter steps and environment
+ * steps; its head is cut like any loop's. Each conjunct of the stutter's
+ * predicate, taken from the state before the loop to the head, is a Houdini
+ * candidate: a reflexive and transitive one (`next' >= next`) survives, and
+ * what the caller knows after the call keeps it (`seen = x; m(); assert x >=
+ * seen;`). A quantifier over objects in it is narrowed to the objects
+ * published or the thread's own at loop entry: the others' steps may change
+ * any other object (one they allocate, one private to them).
+ */
+function stutterSinceEntry(body: Cmd[], entry: string, vocab: Vocabulary, tid: Term): Candidate[] {
+    const out: Candidate[] = [];
+    const known = (b: BoundVar) => {
+        const o = T.v(b.name, 'Ref');
+        const cls = b.type?.startsWith('C:') ? b.type.slice(2) : undefined;
+        return T.and(allocated(o, entry), T.or(T.eq(ownerOf(o, entry), T.int(0)), T.eq(ownerOf(o, entry), tid)),
+            ...(cls && vocab.classes.has(cls) ? [T.eq(dtypeOf(o), T.int(vocab.typeId({ kind: 'class', name: cls })))] : []));
+    };
+    const narrow = (t: Term): Term => !vocab.has(ALLOC) ? t : T.rewrite(t, x => {
+        if (x.t !== 'quant' || !x.vars.some(b => b.sort === 'Ref')) return undefined;
+        const guard = T.and(...x.vars.filter(b => b.sort === 'Ref').map(known));
+        const inner = narrow(x.body);
+        return x.q === 'forall' ? T.forall(x.vars, T.implies(guard, inner)) : T.exists(x.vars, T.and(guard, inner));
+    });
+    for (const c of body) {
+        if (c.k !== 'op' || c.op.kind !== 'stutter') continue;
+        for (const b of c.op.body) {
+            if (b.k !== 'assume') continue;
+            for (const part of conjunctsOf(b.cond)) {
+                out.push({ cond: narrow(T.rebase(part, new Map([[OP_PRE, entry]]))), text: `${c.op.label ?? 'the stutter'} since the loop began` });
+            }
+        }
+    }
+    return out;
+}
+
+function conjunctsOf(t: Term): Term[] {
+    return t.t === 'app' && t.fn === 'and' ? t.args.flatMap(conjunctsOf) : [t];
+}
