@@ -1,4 +1,4 @@
-import type { Expr, MethodModel, ProgramModel, Range, ThreadModel } from '../model/program.js';
+import { abstractionActions, type Expr, type MethodModel, type ProgramModel, type Range, type ThreadModel } from '../model/program.js';
 import { visit } from '../model/visit.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
@@ -81,12 +81,16 @@ function tidConstraintOf(vocab: Vocabulary, threads: ThreadModel[] | undefined):
  * assumptions about the accessed fields hold over time. (Any such addition is
  * sound: every thread's steps are checked against every clause and guard.)
  */
-export function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], topLevel: boolean): { fields: Set<string>; classes: Set<string>; topLevel: boolean } {
+export function involved(ctx: ProgramContext, reach: Reach, inv: Invariant[], topLevel: boolean, method?: MethodModel): { fields: Set<string>; classes: Set<string>; topLevel: boolean } {
     const { vocab, spec } = ctx;
     const fields = new Set(reach.fields);
     const classes = new Set(reach.classes);
     let top = topLevel;
     for (const i of inv) for (const f of fieldsOfExpr(i.clause.expr)) fields.add(f);
+    // What the method's abstraction says of a field (`requires aw == tid`) holds over time only
+    // by that field's protection, even where the body never reads it.
+    const abs = method?.abstraction;
+    if (abs) for (const c of [...abs.requires, ...abs.ensures, ...abstractionActions(method!)]) for (const f of fieldsOfExpr(c.expr)) fields.add(f);
     for (let changed = true; changed;) {
         changed = false;
         const add = (f: string) => { if (!fields.has(f)) { fields.add(f); changed = true; } };
@@ -130,7 +134,7 @@ export function checkSpec(ctx: ProgramContext, u: Check): { env: Conjunct[]; inv
     const reach = u.thread ? threadReach(ctx.program, u.thread) : methodReach(ctx.program, u.method!);
     const topLevel = u.thread !== undefined || reach.topLevel;
     const inv = invariantsFor(ctx, reach, new Set(reach.fields), u.thread !== undefined, topLevel);
-    const inv_ = involved(ctx, reach, inv, topLevel);
+    const inv_ = involved(ctx, reach, inv, topLevel, u.method);
     const env = environmentOf(ctx.spec, inv_.classes, inv_.topLevel, inv_.fields);
     const tidConstraint = u.thread
         ? (u.thread.id !== undefined ? T.eq(TID, T.int(u.thread.id)) : T.cmp('>', TID, T.int(ctx.vocab.singleThreads)))
