@@ -247,6 +247,19 @@ thread T { Node n = new Node(); n.v = -4; head = n; }
         assert.match(diagnosticText(r.diagnostics.find(d => d.code === 'invariant')!), /^the write of head may break the invariant 'v > 0' \[.*n\.v = -4/);
     });
 
+    it("a race on a location the user's environment clause frames names the clause, not 'no environment clause'", async () => {
+        const r = await check(`
+//@ environment slot == tid ==> slot' == slot;
+int slot = 0;
+thread Taker[*] { if (cas(slot, 0, tid)) { int s = slot; } }
+thread Thief { if (slot == 0) { slot = tid; } }
+`);
+        assert.deepEqual(errors(r), ['5:race', '5:race']);
+        for (const d of r.diagnostics.filter(x => x.code === 'race')) {
+            assert.match(d.message, /may race: another thread may write it here \(the environment clause 'slot == tid ==> slot' == slot' does not keep it stable here\)$/);
+        }
+    });
+
     it('x++ on a racy field reports its read and its write, as x = x + 1 does', async () => {
         const r = await check(`
 int count = 0;

@@ -729,7 +729,8 @@ export class Simulator {
                 : writes ? `another thread may write it here: ${field!.name} is ${writes.text}`
                 : guard?.inferred ? (guard.inferred.writers.length > 0 ? 'another thread may write it here' : 'it may change here')
                     : guard ? `its writable_if '${clausesText(guard.clauses)}' lets another thread write it here`
-                        : `another thread may write it here (${a.field ? 'it has' : `${via!.name} has`} no writable_if and no environment clause protects it)`;
+                        : this.userClausesOn(step.conjuncts, locMap(a))
+                            ?? `another thread may write it here (${a.field ? 'it has' : `${via!.name} has`} no writable_if and no environment clause protects it)`;
         const info: CheckInfo = {
             code: 'race', range: a.range, chain: op.chain,
             message: `${what} of ${a.text} may race: ${why}`,
@@ -738,6 +739,14 @@ export class Simulator {
             ...(writes ? { also: writes.related } : {}),
         };
         return [{ k: 'probe', name: probe, step }, { k: 'assert', cond: T.implies(residual, stable), check: this.check(info, 'program', { op: op.id, assumeAfter: false }) }];
+    }
+
+    /** "the environment clause 'c' does not keep it stable here", for the user's clauses that frame `map`. */
+    private userClausesOn(conjuncts: Conjunct[], map: string): string | undefined {
+        const texts = [...new Set(conjuncts.filter(c => c.kind === 'env' && c.clause && c.frames.some(f => f.map === map)).map(c => c.clause!.text))];
+        if (texts.length === 0) return undefined;
+        const list = texts.map(t => `'${t}'`).join(texts.length === 2 ? ' and ' : ', ');
+        return `another thread may write it here (${texts.length === 1 ? 'the environment clause' : 'the environment clauses'} ${list} ${texts.length === 1 ? 'does' : 'do'} not keep it stable here)`;
     }
 
     /**
