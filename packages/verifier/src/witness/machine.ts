@@ -356,7 +356,9 @@ export class Machine {
             if (call.positions.size === 0) continue;
             const ctx = callContext(vocab, call.body, tid);
             const priv = (o: Term) => T.or(T.not(T.read(ALLOC, [o], 'Bool', W_PRE)), T.eq(T.read(OWNER, [o], 'Int', W_PRE), tid));
-            const c = vocab.has(ALLOC) ? stepConditions(vocab, call.body, ctx, writes, priv) : stepConditions(vocab, call.body, ctx, writes, () => T.FALSE);
+            // (`witness step N` marks a step of the innermost method with an abstraction)
+            const witness = call === r.calls[r.calls.length - 1] ? op.witness : undefined;
+            const c = stepConditions(vocab, call.body, ctx, writes, vocab.has(ALLOC) ? priv : () => T.FALSE, witness);
             const env = this.envOf(r, { [W_PRE]: pre, [W_OLD]: call.old });
             const n = call.body.method.abstraction!.steps.length;
             call.positions = nextPositionSet(call.positions, n, j => evalTerm(c.steps[j - 1], env) === true, evalTerm(c.stutter, env) === true);

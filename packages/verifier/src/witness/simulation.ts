@@ -59,11 +59,19 @@ function frameOk(vocab: Vocabulary, writes: StepWrite[], frame: FrameInfo, priv:
     return T.and(...parts);
 }
 
-/** For one step of the method: whether it may be abstraction step j (index j-1), and whether it may be a stutter. */
-export function stepConditions(vocab: Vocabulary, body: InlinedBody, ctx: TrContext, writes: StepWrite[], priv: (o: Term) => Term): { steps: Term[]; stutter: Term } {
+/**
+ * For one step of the method: whether it may be abstraction step j (index
+ * j-1), and whether it may be a stutter. A step marked `witness step N` (in
+ * this method's body: `witness`) is step N and nothing else, as the checker
+ * takes it.
+ */
+export function stepConditions(vocab: Vocabulary, body: InlinedBody, ctx: TrContext, writes: StepWrite[], priv: (o: Term) => Term, witness?: number): { steps: Term[]; stutter: Term } {
     const abs = body.method.abstraction!;
     const pre: TrContext = { ...ctx, pre: W_PRE };
-    const steps = abs.steps.map(a => T.and(actionPredicate(a, pre), frameOk(vocab, writes, frameOf(vocab, a, pre), priv)));
+    const marked = witness !== undefined && witness >= 1 && witness <= abs.steps.length ? witness : undefined;
+    const steps = abs.steps.map((a, i) => marked !== undefined && i !== marked - 1 ? T.FALSE
+        : T.and(actionPredicate(a, pre), frameOk(vocab, writes, frameOf(vocab, a, pre), priv)));
+    if (marked !== undefined) return { steps, stutter: T.FALSE };
     const none = frameOk(vocab, writes, new Map(), priv);
     const stutter = abs.stutter ? T.or(none, T.and(actionPredicate(abs.stutter, pre), frameOk(vocab, writes, frameOf(vocab, abs.stutter, pre), priv))) : none;
     return { steps, stutter };

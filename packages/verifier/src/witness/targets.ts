@@ -389,7 +389,9 @@ function addSimulation(goal: Goal, sp: SymProgram, enc: Encoder, add: (c: Candid
         };
         for (const e of inside) {
             const states = (s: string | undefined): TimePoint => s === W_PRE ? { event: e, phase: 'pre' } : s === W_OLD ? { event: call, phase: 'pre' } : { event: e, phase: 'post' };
-            const c = stepConditionsAt(sp, enc, e, body, ctx, states);
+            // (`witness step N` marks a step of the innermost method with an abstraction)
+            const witness = e.point.k === 'op' && e.calls[e.calls.length - 1] === p.instance ? e.point.op.witness : undefined;
+            const c = stepConditionsAt(sp, enc, e, body, ctx, states, witness);
             const b = before(e);
             const nxt = nextPositions(b, c).map(t => sp.define('dp', t));
             after.set(e, nxt);
@@ -412,7 +414,7 @@ function addSimulation(goal: Goal, sp: SymProgram, enc: Encoder, add: (c: Candid
 }
 
 /** stepConditions for a symbolic event: the writes' keys are terms of the encoding already; the rest is translated at the event. */
-function stepConditionsAt(sp: SymProgram, enc: Encoder, e: SymEvent, body: InlinedBody, ctx: ReturnType<typeof callContext>, states: (s: string | undefined) => TimePoint): { steps: Term[]; stutter: Term } {
+function stepConditionsAt(sp: SymProgram, enc: Encoder, e: SymEvent, body: InlinedBody, ctx: ReturnType<typeof callContext>, states: (s: string | undefined) => TimePoint, witness?: number): { steps: Term[]; stutter: Term } {
     // Key terms of the writes are encoding terms; name them as locals so that `sym` leaves them alone.
     const locals = new Map(e.localsAfter ?? e.locals);
     const writes = e.writes.map((w, i) => {
@@ -426,7 +428,7 @@ function stepConditionsAt(sp: SymProgram, enc: Encoder, e: SymEvent, body: Inlin
         locals.set(name, enc.privateTo(e.thread.index, sp.sym(o, locals, () => T.int(0)), { event: e, phase: 'pre' }));
         return T.v(name, 'Bool');
     };
-    const c = stepConditions(sp.bp.ctx.vocab, body, ctx, writes, priv);
+    const c = stepConditions(sp.bp.ctx.vocab, body, ctx, writes, priv, witness);
     const tr = (t: Term) => sp.sym(t, locals, (map, keys, s) => sp.readAt(map, keys, states(s)));
     return { steps: c.steps.map(tr), stutter: tr(c.stutter) };
 }
