@@ -340,6 +340,21 @@ thread B { check(-1); }
             || JSON.stringify(notes) === JSON.stringify(['9 called here (check)', '8 also reached through this call (mid)']), notes.join('; '));
     });
 
+    it('a step that may break two invariants is one diagnostic that names both', async () => {
+        const r = await verifyProgram(await model(`
+volatile int lo = 0;
+volatile int hi = 0;
+//@ invariant lo <= hi;
+//@ invariant hi <= lo + 10;
+thread Mover { int l = lo; hi = l + 20; }
+thread Lowerer { int h = hi; atomic { lo = h; hi = h; } }
+`), { solver });
+        const inv = r.diagnostics.filter(d => d.code === 'invariant');
+        assert.equal(inv.length, 1);
+        assert.match(inv[0].message, /^the write of hi may break the invariant '(lo <= hi|hi <= lo \+ 10)' and the invariant '(lo <= hi|hi <= lo \+ 10)'$/);
+        assert.ok(inv[0].message.includes("'lo <= hi'") && inv[0].message.includes("'hi <= lo + 10'"));
+    });
+
     it('a racy step is reported once, as race (its env and invariant failures are not repeated)', async () => {
         const r = await verifyProgram(await model(LOCK.replace('thread T1 { Mutex.acquire(); x++; assert x > 0; Mutex.release(); }', 'thread T1 { x = -1; }')), { solver });
         const t1 = r.checks.find(u => u.name === 'T1')!;

@@ -166,6 +166,7 @@ export function dedupe(ds: VDiagnostic[]): VDiagnostic[] {
         const prev = seen.get(key);
         if (!prev) seen.set(key, d);
         else {
+            alsoBreaks(prev, d);
             // Another call chain to the same line: its outermost call, marked as such (its inner calls
             // in between would read as one chain with the first), and its other notes.
             const calls = d.related.filter(r => r.message.startsWith(CALLED_HERE));
@@ -178,6 +179,20 @@ export function dedupe(ds: VDiagnostic[]): VDiagnostic[] {
         }
     }
     return [...seen.values()];
+}
+
+/**
+ * One step that breaks two invariants (or two clauses of the environment) is
+ * one diagnostic: its message names each ("may break the invariant 'a' and
+ * the invariant 'b'"), since its counterexample and its witness may be about
+ * either.
+ */
+function alsoBreaks(prev: VDiagnostic, d: VDiagnostic): void {
+    if (d.code !== 'invariant' && d.code !== 'env') return;
+    // (a message is its text alone here: the counterexample's values are apart, in `values`)
+    const clause = /(the invariant|environment assumption) ('.*')$/s.exec(d.message);
+    if (!clause || prev.message.includes(clause[2])) return;
+    prev.message = `${prev.message} and ${clause[1] === 'the invariant' ? clause[0] : `the ${clause[0]}`}`;
 }
 
 function sameRange(a: Range, b: Range): boolean {
