@@ -305,6 +305,8 @@ thread T[*] {
         // the values the check mentions, and the other thread's step that made k out of bounds (v is 0 in Init)
         assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'bounds')!), /\[k = -?\d+, length = 2; another thread changed v from 0 to -?\d+ just before it was read\]$/);
         assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'div-zero')!), /\[k = 0\]$/);
+        // a reference is shown as null or not null (its identity means nothing)
+        assert.match(diagnosticText(t.diagnostics.find(d => d.code === 'null')!), /\[none = null\]$/);
         assert.ok(t.queries <= 8, `${t.queries} queries`);
         assert.equal(r.checks.find(u => u.name === 'Setter')!.status, 'verified');
     });

@@ -260,6 +260,21 @@ thread Thief { if (slot == 0) { slot = tid; } }
         }
     });
 
+    it('a guard broken by a reference that is not null shows that it is not null', async () => {
+        const r = await check(`
+class Config { final int port = 80; }
+class Lazy {
+  //@ writable_if this.holder == tid && inst == null;
+  volatile Config inst = null;
+  void init() { synchronized (this) { inst = new Config(); } }
+}
+final Lazy lazy = new Lazy();
+thread Client[*] { lazy.init(); }
+`);
+        const d = r.diagnostics.find(x => x.code === 'race')!;
+        assert.match(diagnosticText(d), /violates its writable_if 'this\.holder == tid && inst == null' \[tid = \d+, lazy\.holder = \d+, lazy\.inst = not null\]$/);
+    });
+
     it('x++ on a racy field reports its read and its write, as x = x + 1 does', async () => {
         const r = await check(`
 int count = 0;

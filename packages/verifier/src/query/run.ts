@@ -282,12 +282,20 @@ async function explain(vc: VC, id: number, send: (t: string) => Promise<string>)
     const terms = [...info.show.map(([, t]) => t), ...info.changes.flatMap(c => [c.before, c.after])].map(toSmt);
     let values: string[];
     try {
-        values = parseValueList(await send(`(get-value (${terms.join(' ')}))\n`)).map(prettyValue);
+        // (null's value last: a reference is shown as null or not null)
+        const raw = parseValueList(await send(`(get-value (${terms.join(' ')} null))\n`));
+        const nullValue = raw.pop();
+        values = raw.map(v => (v === nullValue ? 'null' : prettyValue(v)));
     } catch {
         return none;
     }
-    // object identities mean nothing to the reader; null does
-    const shown = info.show.map(([name], i): [string, string] => [name, values[i] ?? '?']).filter(([, v]) => !v.startsWith('object #'));
+    // Object identities mean nothing to the reader; null does, and so does "not null" for a field
+    // whose value a condition reads (`writable_if inst == null`), unless its own fields are shown.
+    const names = info.show.map(([name]) => name);
+    const receiver = (name: string) => names.some(n => n.startsWith(`${name}.`) || n.startsWith(`${name}[`));
+    const shown = info.show.map(([name], i): [string, string] => [name, values[i] ?? '?'])
+        .flatMap(([name, v]): Array<[string, string]> => !v.startsWith('object #') ? [[name, v]]
+            : /^[\w.]+\.\w+$/.test(name) && !receiver(name) ? [[name, 'not null']] : []);
     const notes: string[] = [];
     info.changes.forEach((c, i) => {
         const before = values[info!.show.length + 2 * i], after = values[info!.show.length + 2 * i + 1];
