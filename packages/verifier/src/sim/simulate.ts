@@ -2,7 +2,7 @@ import { append } from '../smt/append.js';
 import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { initializedFacts } from '../lower/lower.js';
 import {
-    ALLOC, allocated, dtypeOf, elemsVar, heapFacts, HOLDER, holderOf, LINKED, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
+    ALLOC, allocated, dtypeOf, elemsVar, heapFacts, HOLDER, holderOf, LINKED, linkedOf, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { BoundVar, Sort, Term } from '../smt/term.js';
@@ -588,6 +588,12 @@ export class Simulator {
         // What every state satisfies: a well-formed heap, and I once the threads run (the
         // initializers are still establishing it).
         for (const f of [...(phase === 'threads' ? this.invariantTerms() : []), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
+        // (objects not allocated yet belong to no thread, as in the initial store: the head's
+        // arbitrary owners are those of allocated objects)
+        if (this.maps.includes(ALLOC) && head.some(h => h.k === 'havocMap' && h.map === OWNER)) {
+            const o = T.v('o!free', 'Ref');
+            head.push({ k: 'assume', cond: T.forall([{ name: 'o!free', sort: 'Ref' }], T.implies(T.not(allocated(o)), T.eq(ownerOf(o), T.int(0)))) });
+        }
 
         // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
         const invariants: LoopInv[] = c.invariants.map(inv => ({
@@ -602,7 +608,7 @@ export class Simulator {
             userInvariants: c.invariants.map(i => i.cond),
             after: this.followingCmds(),
         });
-        for (const cand of [...candidates, ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid)]) {
+        for (const cand of [...candidates, ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid), ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry) : [])]) {
             invariants.push({
                 cond: cand.cond, candidate: true, text: cand.text,
                 check: this.check({ code: 'loop-invariant', range: c.range, message: `candidate loop invariant ${cand.text}`, chain: [] }, 'candidate', { loop: c.label }),
@@ -614,6 +620,21 @@ export class Simulator {
         this.privateLocals = publishesAny ? new Set() : entryPrivate;
         for (const f of analysis.freshLocals) this.privateLocals.delete(f);
         return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
+    }
+
+    /**
+     * A Houdini candidate for a loop that publishes: the thread's objects that were unlinked at
+     * loop entry (or allocated since) are unlinked at the head. It holds when the loop links nothing to them (stores
+     * references only into shared locations): then a publication in the loop does not publish the
+     * objects of earlier iterations with it (the producer's `j = new Job(); ...; last = j;`).
+     */
+    private unlinkedSinceEntry(entry: string): Candidate[] {
+        if (!this.maps.includes(LINKED) || !this.maps.includes(OWNER) || !this.maps.includes(ALLOC)) return [];
+        const o = T.v('o!link', 'Ref');
+        const cond = T.forall([{ name: 'o!link', sort: 'Ref' }], T.implies(
+            T.and(allocated(o), T.eq(ownerOf(o), this.spec.tid), T.or(T.not(allocated(o, entry)), T.not(linkedOf(o, entry)))),
+            T.not(linkedOf(o))));
+        return [{ cond, text: 'the objects of this thread unlinked at loop entry, or allocated since, stay unlinked' }];
     }
 
     // ------------------------------------------------------------ atomic operations
@@ -1520,3 +1541,4 @@ function stutterSinceEntry(body: Cmd[], entry: string, vocab: Vocabulary, tid: T
 function conjunctsOf(t: Term): Term[] {
     return t.t === 'app' && t.fn === 'and' ? t.args.flatMap(conjunctsOf) : [t];
 }
+
