@@ -1389,6 +1389,16 @@ class Account {
         ]);
     });
 
+    it('a block comment that is never closed is one error at its start; the rest of the file is the comment', async () => {
+        const a = `
+int x = 0;
+/* TODO: a second thread
+thread U {
+  x = 2;
+}`;
+        await expectDiagnostics(a, [err(a, '/*', 'syntax', /^This comment is never closed: everything after '\/\*' is part of it\. Add '\*\/' where the comment ends\.$/)]);
+    });
+
     it("a missing ';' after a statement, an unexpected character, an unterminated annotation", async () => {
         const a = `
 int x = 0;

@@ -47,6 +47,17 @@ export class CalvinLexer extends DefaultLexer {
                 message: `This name reads as the keyword '${name}' once its invisible characters are removed: write '${name}' or another name.`,
             });
         }
+        // A block comment that is never closed lexes as '/' and '*' (a closed one is a hidden token):
+        // one error, and the rest of the file is the comment, as a compiler reads it.
+        const open = result.tokens.findIndex((t, i) => t.image === '/' && result.tokens[i + 1]?.startOffset === t.startOffset + 1 && result.tokens[i + 1].image.startsWith('*'));
+        if (open >= 0) {
+            const t = result.tokens[open];
+            result.errors.push({
+                offset: t.startOffset, line: t.startLine, column: t.startColumn, length: 2,
+                message: `This comment is never closed: everything after '/*' is part of it. Add '*/' where the comment ends.`,
+            });
+            result.tokens = result.tokens.slice(0, open);
+        }
         return result;
     }
 
