@@ -37,10 +37,13 @@ function run(solver: 'wasm' | 'native', dir: string): Report {
     return JSON.parse(r.stdout) as Report;
 }
 
-/** A diagnostic without its counterexample values ("[x = 3, y = 4]") and value notes. */
+/**
+ * A diagnostic without its counterexample values ("[x = 3, y = 4]") and value notes (which
+ * values it has depends on the model too: a reference is shown when it is null).
+ */
 function shape(d: Report['diagnostics'][number]): string {
     const message = d.message
-        .replace(/ \[((?:[^[\]]|\[[^[\]]*\])*)\]/g, (all, inner: string) => (inner.includes(' = ') ? ' [values]' : all))
+        .replace(/ \[((?:[^[\]]|\[[^[\]]*\])*)\]/g, (all, inner: string) => (inner.includes(' = ') ? '' : all))
         .replace(/from \S+ to \S+ just before/g, 'from _ to _ just before');
     // (which read another thread's step changed just before comes from the model too)
     const related = (d.related as Array<{ message: string }> | undefined)?.filter(r => !/ read here, just after another thread changed it$/.test(r.message));
