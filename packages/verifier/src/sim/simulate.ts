@@ -591,8 +591,8 @@ export class Simulator {
         // (objects not allocated yet belong to no thread, as in the initial store: the head's
         // arbitrary owners are those of allocated objects)
         if (this.maps.includes(ALLOC) && head.some(h => h.k === 'havocMap' && h.map === OWNER)) {
-            const o = T.v('o!free', 'Ref');
-            head.push({ k: 'assume', cond: T.forall([{ name: 'o!free', sort: 'Ref' }], T.implies(T.not(allocated(o)), T.eq(ownerOf(o), T.int(0)))) });
+            const name = 'o!free', o = T.v(name, 'Ref');
+            head.push({ k: 'assume', cond: T.forall([{ name, sort: 'Ref' }], T.implies(T.not(allocated(o)), T.eq(ownerOf(o), T.int(0)))) });
         }
 
         // A loop invariant is assumed at the head (not after its check on entry: that would cut the path).
@@ -624,14 +624,15 @@ export class Simulator {
 
     /**
      * A Houdini candidate for a loop that publishes: the thread's objects that were unlinked at
-     * loop entry (or allocated since) are unlinked at the head. It holds when the loop links nothing to them (stores
-     * references only into shared locations): then a publication in the loop does not publish the
-     * objects of earlier iterations with it (the producer's `j = new Job(); ...; last = j;`).
+     * loop entry (or allocated since) are unlinked at the head. It holds when the loop links
+     * nothing to them (stores references only into shared locations): then a publication in the
+     * loop does not publish the objects of earlier iterations with it (the producer's
+     * `j = new Job(); ...; last = j;`).
      */
     private unlinkedSinceEntry(entry: string): Candidate[] {
         if (!this.maps.includes(LINKED) || !this.maps.includes(OWNER) || !this.maps.includes(ALLOC)) return [];
-        const o = T.v('o!link', 'Ref');
-        const cond = T.forall([{ name: 'o!link', sort: 'Ref' }], T.implies(
+        const name = 'o!link', o = T.v(name, 'Ref');
+        const cond = T.forall([{ name, sort: 'Ref' }], T.implies(
             T.and(allocated(o), T.eq(ownerOf(o), this.spec.tid), T.or(T.not(allocated(o, entry)), T.not(linkedOf(o, entry)))),
             T.not(linkedOf(o))));
         return [{ cond, text: 'the objects of this thread unlinked at loop entry, or allocated since, stay unlinked' }];
