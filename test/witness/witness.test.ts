@@ -90,6 +90,8 @@ function assertWellFormed(w: WitnessResult, text: string, d: VDiagnostic): void 
         assert.ok(s.line >= 1 && s.line <= lines.length, `step line ${s.line}`);
         assert.ok(s.column >= 1);
         assert.ok(s.thread.length > 0);
+        // (an action is source text without comments: the corpus's markers are comments)
+        assert.ok(!s.action.includes('//'), `step action without a comment: ${s.action}`);
     }
     assert.ok(w.steps[w.steps.length - 1].failing, 'the last step is where it fails');
     // the failing step is at the diagnostic, or (a race) one of the two pending accesses is, or (a callee's step) a call led there

@@ -79,7 +79,8 @@ export function sourceText(range: Range, source: SourceReader): string {
     if (text === undefined) return '';
     const lines = text.split(/\r?\n/);
     const first = lines[range.startLine] ?? '';
-    const s = range.endLine === range.startLine ? first.slice(range.startChar, range.endChar) : first.slice(range.startChar);
+    // (the first line of a longer range without its trailing comment: `atomic { // why`)
+    const s = range.endLine === range.startLine ? first.slice(range.startChar, range.endChar) : first.slice(range.startChar).replace(/\/\/.*$/, '');
     const one = s.replace(/\s+/g, ' ').trim();
     return one.length > 60 ? `${one.slice(0, 57)}...` : one;
 }
