@@ -1389,6 +1389,20 @@ class Account {
         ]);
     });
 
+    it('an annotation that starts with a misspelled clause keyword is one error at the word', async () => {
+        const a = `
+class Counter {
+  int n = 0;
+  //@ invarient n >= 0;
+}
+/*@ envirnoment n' >= n; */
+int m = 0;`;
+        await expectDiagnostics(a, [
+            err(a, 'invarient', 'syntax', /^'invarient' is not an annotation clause: a clause starts with writable_if, ghost, invariant, environment, requires, ensures, abstraction, loop_invariant, assert, assume, set or witness\.$/),
+            err(a, 'envirnoment', 'syntax', /^'envirnoment' is not an annotation clause/),
+        ]);
+    });
+
     it('a block comment that is never closed is one error at its start; the rest of the file is the comment', async () => {
         const a = `
 int x = 0;

@@ -47,6 +47,7 @@ export class CalvinLexer extends DefaultLexer {
                 message: `This name reads as the keyword '${name}' once its invisible characters are removed: write '${name}' or another name.`,
             });
         }
+        unknownClauses(result);
         // A block comment that is never closed lexes as '/' and '*' (a closed one is a hidden token):
         // one error, and the rest of the file is the comment, as a compiler reads it.
         const open = result.tokens.findIndex((t, i) => t.image === '/' && result.tokens[i + 1]?.startOffset === t.startOffset + 1 && result.tokens[i + 1].image.startsWith('*'));
@@ -64,6 +65,32 @@ export class CalvinLexer extends DefaultLexer {
     private keywordSet(): Set<string> {
         // Langium names a keyword's token after the keyword; terminals are in capitals.
         return this.keywords ??= new Set(Object.keys(this.definition).filter(n => /^[a-z_][A-Za-z0-9_]*$/.test(n)));
+    }
+}
+
+const CLAUSE_LIST = 'writable_if, ghost, invariant, environment, requires, ensures, abstraction, loop_invariant, assert, assume, set or witness';
+
+/**
+ * An annotation that starts with a word that is no clause keyword (`//@
+ * invarient n >= 0;`): one error at the word, and the rest of the annotation
+ * is dropped (parsed, it reads as a field `n` of a type `invarient`, which
+ * clashes with the real n).
+ */
+function unknownClauses(result: LexerResult): void {
+    const tokens = result.tokens;
+    for (let i = 0; i < tokens.length - 1; i++) {
+        const start = tokens[i].tokenType.name;
+        if (start !== '//@' && start !== '/*@') continue;
+        const word = tokens[i + 1];
+        if (word.tokenType.name !== 'ID') continue;
+        result.errors.push({
+            offset: word.startOffset, line: word.startLine, column: word.startColumn, length: word.image.length,
+            message: `'${word.image}' is not an annotation clause: a clause starts with ${CLAUSE_LIST}.`,
+        });
+        const end = start === '//@' ? 'ANNOT_EOL' : '*/';
+        let j = i + 1;
+        while (j < tokens.length && tokens[j].tokenType.name !== end) j++;
+        tokens.splice(i + 1, j - (i + 1));
     }
 }
 
