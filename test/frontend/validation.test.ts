@@ -1403,6 +1403,14 @@ int m = 0;`;
         ]);
     });
 
+    it("'=' where a condition was expected suggests '=='", async () => {
+        const a = `
+volatile int x = 0;
+//@ invariant x = 0;
+thread T { x = 0; }`;
+        await expectDiagnostics(a, [err(a, '=', 'syntax', /^Syntax error: unexpected '=' here; to compare two values, write '=='\.$/, { in: 'x = 0;\nthread' })]);
+    });
+
     it('a block comment that is never closed is one error at its start; the rest of the file is the comment', async () => {
         const a = `
 int x = 0;

@@ -428,6 +428,15 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
     const m = e.message;
     const found = describeToken(token);
 
+    // `//@ invariant x = 0;`, `if (x = 1)`: an assignment where a condition was expected.
+    if (token.image === '=') {
+        const tokens = allTokens();
+        const i = tokenIndex(tokens, token.startOffset);
+        if (i > 0 && OPERAND_ENDS.has(tokens[i - 1].tokenType.name)) {
+            return { range, message: `Syntax error: unexpected '=' here; to compare two values, write '=='.` };
+        }
+    }
+
     // `//@ invariant` (end of line): the parser did not start the clause, as it cannot be completed.
     const form = CLAUSE_FORMS[token.tokenType.name];
     if (form && (e.name === 'NotAllInputParsedException' || /^Expecting|^Redundant input/.test(m))) {
