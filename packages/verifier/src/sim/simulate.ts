@@ -1016,7 +1016,10 @@ export class Simulator {
         const a = abs.steps;
         const n = a.steps.length;
         const pc = T.v(PC, 'Int');
-        const writes = opWrites(op.body).filter(w => !(op.kind === 'alloc' && !w.keys));
+        // (the terms of a callee's step, such as the array of its frame `a[*]`, read its pre-state as OP_PRE)
+        const at = (t: Term) => T.rebase(t, new Map([[OP_PRE, pre]]));
+        const writes = opWrites(op.body).filter(w => !(op.kind === 'alloc' && !w.keys))
+            .map(w => ({ ...w, when: at(w.when), keys: w.keys?.map(at), locs: w.locs?.map(l => l.map(at)), into: w.into && at(w.into) }));
         const ctx: TrContext = { ...abs.ctx, pre };
         const frames = a.steps.map(s => frameOf(this.spec.vocab, s, ctx));
         const stepOk = (i: number) => T.and(actionPredicate(a.steps[i], ctx), this.frameOk(writes, frames[i], pre));
