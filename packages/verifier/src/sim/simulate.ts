@@ -588,6 +588,19 @@ export class Simulator {
         // What every state satisfies: a well-formed heap, and I once the threads run (the
         // initializers are still establishing it).
         for (const f of [...(phase === 'threads' ? this.invariantTerms() : []), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
+        // A reference local the loop assigns holds, at the head as everywhere, null or an object of
+        // its type that is published or the thread's own (a local never holds another thread's
+        // private object): the class's environment clauses then apply to it.
+        if (this.maps.includes(ALLOC) && this.maps.includes(OWNER)) {
+            for (const l of assigned) {
+                const decl = this.locals.get(l);
+                if (!decl || decl.sort !== 'Ref' || !decl.type || scratch.includes(l)) continue;
+                const v = T.v(l, 'Ref');
+                const typed = wellTyped(vocab, v, decl.type);
+                if (typed.t === 'bool') continue;
+                head.push({ k: 'assume', cond: T.and(typed, T.or(T.eq(v, T.NULL), T.eq(ownerOf(v), T.int(0)), T.eq(ownerOf(v), this.spec.tid))) });
+            }
+        }
         // (objects not allocated yet belong to no thread, as in the initial store: the head's
         // arbitrary owners are those of allocated objects)
         if (this.maps.includes(ALLOC) && head.some(h => h.k === 'havocMap' && h.map === OWNER)) {
