@@ -545,7 +545,13 @@ export class Simulator {
                 addAt(w.map, T.not(allocated(k0, entry))); // objects allocated in the loop: anything
             } else if (obj && this.privateLocals.has(obj) && !publishesAny && !analysis.assignedLocals.has(obj)) {
                 addAt(w.map, T.eq(k0, w.obj!)); // an object private to the thread since before the loop
-            } else havocked.add(w.map);
+            } else {
+                // a frame's locations the same in every iteration (`vals[i]` of a callee's stutter, with
+                // i not assigned in the loop and vals a final field): only they are arbitrary
+                const fixed = w.locs && fixedLocations(w.locs, analysis.assignedLocals, vocab);
+                if (fixed) addAt(w.map, T.or(...fixed.map(l => T.and(...l.map((k, i) => T.eq(T.v(`k!${i}`, T.sortOf(k)), k))))));
+                else havocked.add(w.map);
+            }
         }
         if (publishesAny) {
             // objects private at entry may be published, and changed by others afterwards
@@ -1426,8 +1432,8 @@ function describeOp(op: AtomicOp): string {
  * publication; and every local it assigns. Steps on paths that leave the loop
  * (a `return` inside it, say) do not change the state at the head.
  */
-function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>; freshLocals: Set<string>; assignedLocals: Set<string>; publications: Array<Term | undefined>; hasOps: boolean } {
-    const writes: Array<{ map: string; obj?: Term }> = [];
+function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; locs?: Term[][] }>; freshLocals: Set<string>; assignedLocals: Set<string>; publications: Array<Term | undefined>; hasOps: boolean } {
+    const writes: Array<{ map: string; obj?: Term; locs?: Term[][] }> = [];
     const assignedLocals = new Set<string>();
     const freshLocals = new Set<string>();
     /** The objects stores into which may publish (undefined: a shared location). */
@@ -1463,7 +1469,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term }>;
             if (contradicts(w.when, f.known)) continue; // this write leaves the loop
             if (w.map === OWNER && !w.keys) { publications.push(w.into); continue; }
             if (o.kind === 'alloc' && !w.keys) continue; // a new array's elements
-            writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined });
+            writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined, locs: w.locs });
         }
     };
     const without = (known: Map<string, boolean>, vars: Iterable<string>) => {
@@ -1559,3 +1565,26 @@ function conjunctsOf(t: Term): Term[] {
     return t.t === 'app' && t.fn === 'and' ? t.args.flatMap(conjunctsOf) : [t];
 }
 
+
+/**
+ * Key terms that name the same locations in every iteration of a loop: they
+ * read no local the loop assigns and only final or stable variables (read in
+ * any state: they are the same in all), which are read in the current state.
+ */
+function fixedLocations(locs: Term[][], assigned: Set<string>, vocab: Vocabulary): Term[][] | undefined {
+    const out: Term[][] = [];
+    for (const loc of locs) {
+        const keys: Term[] = [];
+        for (const k of loc) {
+            if ([...T.freeVars(k)].some(v => assigned.has(v) || v.startsWith('k!'))) return undefined;
+            for (const r of T.readsOf(k)) {
+                const f = vocab.vars.get(r.map)?.field;
+                if (!f || !(f.isFinal || vocab.stableFields.has(f.id))) return undefined;
+            }
+            const current = (t: Term): Term => T.rewrite(t, x => (x.t === 'read' && x.state !== undefined ? T.read(x.map, x.keys.map(current), x.sort) : undefined));
+            keys.push(current(k));
+        }
+        out.push(keys);
+    }
+    return out.length > 0 ? out : undefined;
+}
