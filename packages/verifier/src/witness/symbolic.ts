@@ -440,7 +440,8 @@ export class SymProgram {
                 }
                 const end = this.cmds(c.body, s);
                 const exits = [end, ...this.take(c.label)];
-                if (!body) return this.merge(exits);
+                // (the range of the `return` that left this scope is this scope's, not the enclosing method's)
+                if (!body) return this.merge(exits.map(x => ({ ...x, exitRange: undefined })));
                 this.calls.pop();
                 for (const x of exits) {
                     if (isFalse(x.guard)) continue;
