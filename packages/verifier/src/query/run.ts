@@ -299,7 +299,7 @@ async function explain(vc: VC, id: number, send: (t: string) => Promise<string>)
     const notes: string[] = [];
     info.changes.forEach((c, i) => {
         const before = values[info!.show.length + 2 * i], after = values[info!.show.length + 2 * i + 1];
-        if (before !== undefined && after !== undefined && before !== after && !before.startsWith('object #')) {
+        if (before !== undefined && after !== undefined && before !== after && !before.startsWith('object #') && !after.startsWith('object #')) {
             notes.push(`another thread changed ${c.name} from ${before} to ${after} just before it was read`);
         }
     });
