@@ -1454,7 +1454,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; lo
         }
     };
     const contradicts = (when: Term, known: Map<string, boolean>): boolean => {
-        const lits = when.t === 'app' && when.fn === 'and' ? when.args : [when];
+        const lits = T.conjuncts(when);
         return lits.some(l => {
             const [v, val] = l.t === 'var' ? [l.name, true] : l.t === 'app' && l.fn === 'not' && l.args[0].t === 'var' ? [l.args[0].name, false] : [undefined, false];
             return v !== undefined && known.has(v) && known.get(v) !== val;
@@ -1553,16 +1553,12 @@ function stutterSinceEntry(body: Cmd[], entry: string, vocab: Vocabulary, tid: T
         if (c.k !== 'op' || c.op.kind !== 'stutter') continue;
         for (const b of c.op.body) {
             if (b.k !== 'assume') continue;
-            for (const part of conjunctsOf(b.cond)) {
+            for (const part of T.conjuncts(b.cond)) {
                 out.push({ cond: narrow(T.rebase(part, new Map([[OP_PRE, entry]]))), text: `${c.op.label ?? 'the stutter'} since the loop began` });
             }
         }
     }
     return out;
-}
-
-function conjunctsOf(t: Term): Term[] {
-    return t.t === 'app' && t.fn === 'and' ? t.args.flatMap(conjunctsOf) : [t];
 }
 
 
@@ -1572,6 +1568,7 @@ function conjunctsOf(t: Term): Term[] {
  * any state: they are the same in all), which are read in the current state.
  */
 function fixedLocations(locs: Term[][], assigned: Set<string>, vocab: Vocabulary): Term[][] | undefined {
+    const current = (t: Term): Term => T.rewrite(t, x => (x.t === 'read' && x.state !== undefined ? T.read(x.map, x.keys.map(current), x.sort) : undefined));
     const out: Term[][] = [];
     for (const loc of locs) {
         const keys: Term[] = [];
@@ -1581,7 +1578,6 @@ function fixedLocations(locs: Term[][], assigned: Set<string>, vocab: Vocabulary
                 const f = vocab.vars.get(r.map)?.field;
                 if (!f || !(f.isFinal || vocab.stableFields.has(f.id))) return undefined;
             }
-            const current = (t: Term): Term => T.rewrite(t, x => (x.t === 'read' && x.state !== undefined ? T.read(x.map, x.keys.map(current), x.sort) : undefined));
             keys.push(current(k));
         }
         out.push(keys);

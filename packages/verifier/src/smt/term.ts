@@ -81,6 +81,11 @@ export function and(...xs: Term[]): Term {
     return app('and', 'Bool', uniq);
 }
 
+/** The conjuncts of a term (itself when it is no conjunction). */
+export function conjuncts(t: Term): Term[] {
+    return t.t === 'app' && t.fn === 'and' ? t.args.flatMap(conjuncts) : [t];
+}
+
 export function or(...xs: Term[]): Term {
     const flat: Term[] = [];
     for (const x of xs) {

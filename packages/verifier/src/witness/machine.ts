@@ -451,7 +451,7 @@ function constant(v: Value): Term {
 
 /** In an allocation, the new object's dynamic type and length, from the lowering's assumptions about it. */
 function allocFacts(cond: Term, heap: Heap, env: EvalEnv): void {
-    const conj = cond.t === 'app' && cond.fn === 'and' ? cond.args : [cond];
+    const conj = T.conjuncts(cond);
     for (const c of conj) {
         if (c.t !== 'app' || c.fn !== '=' || c.args.length !== 2) continue;
         const [l, r] = c.args;

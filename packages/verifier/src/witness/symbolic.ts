@@ -586,7 +586,7 @@ export class SymProgram {
 
     /** An allocation: its reference's type and length (the lowering's assumptions about the new object). */
     private allocFacts(e: SymEvent, cond: Term, ev: (t: Term) => Term): void {
-        const conj = cond.t === 'app' && cond.fn === 'and' ? cond.args : [cond];
+        const conj = T.conjuncts(cond);
         for (const c of conj) {
             if (c.t !== 'app' || c.fn !== '=' || c.args.length !== 2) continue;
             const [l, r] = c.args;
