@@ -97,7 +97,7 @@ describe('language server: one-file features (workspace of examples)', () => {
 
     it('didOpen of a clean example publishes no diagnostics', async () => {
         for (const [uri, text] of [[lockUri, SIMPLE_LOCK], [pcUri, PRODUCER_CONSUMER], [editUri, SIMPLE_LOCK]]) {
-            const published = client.waitForDiagnostics(uri);
+            const published = client.waitForVersion(uri, 1);
             await client.open(uri, text);
             assert.deepEqual((await published).diagnostics, [], uri);
         }
@@ -105,7 +105,7 @@ describe('language server: one-file features (workspace of examples)', () => {
 
     it('didChange introducing a type error: exactly that diagnostic', async () => {
         const text = replaceOnce(SIMPLE_LOCK, 'int x = 0;\n', 'int x = 0;\nint f = true;\n');
-        const published = client.waitForDiagnostics(editUri);
+        const published = client.waitForVersion(editUri, 2);
         await client.change(editUri, text, 2);
         const line = at(text, 27, 'true').line;
         checkDiagnostics((await published).diagnostics, [
@@ -121,7 +121,7 @@ describe('language server: one-file features (workspace of examples)', () => {
         let text = replaceOnce(SIMPLE_LOCK, 'int x = 0;', 'int x = true;');  // type, line 26
         text = replaceOnce(text, '  x++;', '  x++ +;');                       // syntax, line 30
         text = replaceOnce(text, '  x = 0;', '  x = zz;');                    // name, line 37
-        const published = client.waitForDiagnostics(editUri);
+        const published = client.waitForVersion(editUri, 3);
         await client.change(editUri, text, 3);
         checkDiagnostics((await published).diagnostics, [
             { code: 'type', severity: 1, range: [25, 8, 25, 12], message: 'boolean' },
@@ -131,7 +131,7 @@ describe('language server: one-file features (workspace of examples)', () => {
     });
 
     it('fixing the errors clears the diagnostics', async () => {
-        const published = client.waitForDiagnostics(editUri);
+        const published = client.waitForVersion(editUri, 4);
         await client.change(editUri, SIMPLE_LOCK, 4);
         assert.deepEqual((await published).diagnostics, []);
         assert.deepEqual((await client.settled(editUri))!.diagnostics, []);
@@ -212,7 +212,7 @@ describe('language server: one-file features (workspace of examples)', () => {
             lines[e.range.start.line] = l.slice(0, e.range.start.character) + e.newText + l.slice(e.range.end.character);
         }
         assert.equal(lines[23], "/*@ environment Mutex.m == tid ==> y' == y;");
-        const published = client.waitForDiagnostics(editUri);
+        const published = client.waitForVersion(editUri, 5);
         await client.change(editUri, lines.join('\n'), 5);
         assert.deepEqual((await published).diagnostics, []);
     });
@@ -304,7 +304,7 @@ describe('language server: one-file features (workspace of examples)', () => {
 
     it('completion at the start of a /*@ ... */ annotation offers annotation keywords only', async () => {
         const text = replaceOnce(SIMPLE_LOCK, '  static void release() {', '  /*@  */\n  static void release() {');
-        const published = client.waitForDiagnostics(editUri);
+        const published = client.waitForVersion(editUri, 6);
         await client.change(editUri, text, 6);
         assert.deepEqual((await published).diagnostics, []);
         const result = await client.request<lsp.CompletionList>('textDocument/completion', { textDocument: { uri: editUri }, position: at(text, 19, '/*@', 0, 4) });
@@ -336,7 +336,7 @@ describe('language server: one-file features (workspace of examples)', () => {
             'thread T { Buf b = new Buf(); b.set(1, 2); }',
         ].join('\n');
         const uri = fileUri(path.join(dir, 'frames.calvin'));
-        const published = client.waitForDiagnostics(uri);
+        const published = client.waitForVersion(uri, 1);
         await client.open(uri, text);
         assert.deepEqual((await published).diagnostics, []);
         const legend = (client.capabilities.semanticTokensProvider as lsp.SemanticTokensOptions).legend;
@@ -410,7 +410,7 @@ describe('language server: a program split over two files', () => {
     });
 
     it('b.calvin, using a class of a.calvin, opens with no diagnostics (a.calvin is not open)', async () => {
-        const published = client.waitForDiagnostics(bUri);
+        const published = client.waitForVersion(bUri, 1);
         await client.open(bUri, B);
         assert.deepEqual((await published).diagnostics, []);
     });
@@ -438,12 +438,12 @@ describe('language server: a program split over two files', () => {
     });
 
     it('renaming the class in a.calvin gives b.calvin name errors; renaming it back clears them', async () => {
-        const opened = client.waitForDiagnostics(aUri);
+        const opened = client.waitForVersion(aUri, 1);
         await client.open(aUri, A);
         assert.deepEqual((await opened).diagnostics, []);
         await client.settled(bUri);
 
-        const aPublished = client.waitForDiagnostics(aUri);
+        const aPublished = client.waitForVersion(aUri, 2);
         let bPublished = client.waitForDiagnostics(bUri, p => p.diagnostics.length > 0);
         await client.change(aUri, replaceOnce(A, 'class Lock {', 'class Latch {'), 2);
         assert.deepEqual((await aPublished).diagnostics, [], 'a.calvin itself is fine');
@@ -496,7 +496,7 @@ describe('language server: lifecycle', () => {
     it('works without a workspace folder and exits with code 0 after shutdown + exit', async () => {
         client = await LspClient.start();
         const uri = fileUri(path.join(os.tmpdir(), 'calvin-no-workspace', 'solo.calvin'));
-        const published = client.waitForDiagnostics(uri);
+        const published = client.waitForVersion(uri, 1);
         await client.open(uri, 'int g = 0;\nthread T {\n  g = undefinedName;\n}\n');
         checkDiagnostics((await published).diagnostics, [{ code: 'name', range: [2, 6, 2, 19], message: "'undefinedName'" }]);
         await client.shutdown(5_000);
@@ -605,7 +605,7 @@ describe('language server: malformed programs (minimal inputs found by test/fuzz
 
     it('after all of these the server is alive and checks a clean program', async () => {
         const uri = fileUri(path.join(dir, 'clean.calvin'));
-        const published = client.waitForDiagnostics(uri);
+        const published = client.waitForVersion(uri, 1);
         await client.open(uri, SIMPLE_LOCK);
         assert.deepEqual((await published).diagnostics, []);
         client.assertAlive();

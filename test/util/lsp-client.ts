@@ -275,6 +275,15 @@ export class LspClient {
     }
 
     /**
+     * The publication of `uri`'s diagnostics about the editor's `version` of
+     * its text (an earlier publication, about an older text or the file on
+     * disk, may still arrive after the change was sent).
+     */
+    waitForVersion(uri: string, version: number, timeoutMs = 10_000): Promise<PublishDiagnosticsParams> {
+        return this.waitForDiagnostics(uri, p => p.version === version, timeoutMs);
+    }
+
+    /**
      * The latest publishDiagnostics for `uri` once none has arrived for
      * `quietMs` (to check that nothing stale or different follows a result).
      */

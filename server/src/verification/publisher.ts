@@ -11,6 +11,8 @@ export interface PublisherView {
     verification(uri: string): Diagnostic[];
     /** The front end's diagnostics of a document, when they belong to its current text (undefined: its rebuild will publish). */
     frontEnd(uri: string): Diagnostic[] | undefined;
+    /** The editor's version of the text the front end was built from (undefined: not open; 'stale': changed since). */
+    version(uri: string): number | 'stale' | undefined;
     status(uri: string): CheckStatusParams;
     /** Checks submitted and not finished (for the progress). */
     active(): number;
@@ -33,13 +35,17 @@ export class Publisher {
     readonly onChange: Array<(uri: string) => void> = [];
 
     constructor(private readonly connection: Connection, private readonly view: PublisherView) {
-        // Every publication of a document's diagnostics (Langium's too) carries its verification diagnostics.
+        // Every publication of a document's diagnostics (Langium's too) carries its verification
+        // diagnostics and the version of the text they are about; one about a text the editor has
+        // changed since is not sent (the rebuild of the new text publishes).
         const send = connection.sendDiagnostics.bind(connection);
         this.sendRaw = p => void send(p);
         connection.sendDiagnostics = async (p: PublishDiagnosticsParams) => {
+            const version = this.view.version(p.uri);
+            if (version === 'stale') return;
             const extra = this.view.verification(p.uri);
             this.sent.set(p.uri, JSON.stringify(extra));
-            return send({ ...p, diagnostics: [...p.diagnostics, ...extra] });
+            return send({ ...p, diagnostics: [...p.diagnostics, ...extra], ...(version !== undefined ? { version } : {}) });
         };
     }
 
@@ -55,7 +61,8 @@ export class Publisher {
         const key = JSON.stringify(extra);
         if (this.sent.get(uri) !== key) { // (else the editor shows these already)
             this.sent.set(uri, key);
-            this.sendRaw({ uri, diagnostics: [...frontEnd, ...extra] });
+            const version = this.view.version(uri);
+            this.sendRaw({ uri, diagnostics: [...frontEnd, ...extra], ...(typeof version === 'number' ? { version } : {}) });
         }
         this.statusChanged(uri);
     }

@@ -61,6 +61,8 @@ export class VerificationService {
     private readonly connection: Connection;
     /** Last text seen per document (to move diagnostics with edits) and where the last edit was. */
     private readonly texts = new Map<string, string>();
+    /** The editor's version of each open document's text (publications carry it). */
+    private readonly versions = new Map<string, number>();
     private readonly lastEdit = new Map<string, ReturnType<typeof diff> & object>();
     private cache: ResultCache = new ResultCache();
     private workspaceRoot: string | undefined;
@@ -84,6 +86,7 @@ export class VerificationService {
         this.publisher = new Publisher(connection, {
             verification: uri => this.verificationDiagnostics(uri),
             frontEnd: uri => this.currentFrontEnd(uri),
+            version: uri => this.builtVersion(uri),
             status: uri => this.status(uri),
             active: () => this.scheduler.active,
             cancelAll: () => this.cancelChecks(),
@@ -100,8 +103,8 @@ export class VerificationService {
             // issue 15: the check workers (and their solvers) start now, while the front end runs
             this.scheduler.warm();
         });
-        shared.workspace.TextDocuments.onDidChangeContent(e => this.textChanged(e.document.uri, e.document.getText()));
-        shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); });
+        shared.workspace.TextDocuments.onDidChangeContent(e => this.textChanged(e.document.uri, e.document.getText(), e.document.version));
+        shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); this.versions.delete(e.document.uri); });
         // An opened file's queued checks move up at once (the rebuild that follows plans them again)
         shared.workspace.TextDocuments.onDidOpen(e => this.opened(e.document.uri));
         // Registered before Langium's own handler: the front end's publication already says "verifying".
@@ -125,6 +128,7 @@ export class VerificationService {
                 rest.forEach(x => others.add(x));
                 this.scheduler.cancel(cancel);
                 this.texts.delete(u);
+                this.versions.delete(u);
                 this.lastEdit.delete(u);
                 this.publisher.forget(u);
                 this.scheduler.forget(u);
@@ -320,9 +324,10 @@ export class VerificationService {
 
     // ------------------------------------------------------------ edits
 
-    private textChanged(uri: string, text: string): void {
+    private textChanged(uri: string, text: string, version: number): void {
         const before = this.texts.get(uri);
         this.texts.set(uri, text);
+        this.versions.set(uri, version);
         if (before === undefined) return;
         const e = diff(before, text);
         if (!e) return;
@@ -657,6 +662,20 @@ export class VerificationService {
         const root = doc.parseResult.value.$cstNode as { fullText?: string } | undefined;
         if (text !== undefined && root?.fullText !== undefined && root.fullText !== text) return undefined;
         return doc.diagnostics ?? [];
+    }
+
+    /**
+     * The editor's version of the text a document's front end was built from:
+     * undefined for a file not open in the editor, 'stale' when the editor's
+     * text has changed since (its rebuild will publish).
+     */
+    private builtVersion(uri: string): number | 'stale' | undefined {
+        const text = this.texts.get(uri);
+        const version = this.versions.get(uri);
+        if (text === undefined || version === undefined) return undefined;
+        const root = this.documentOf(uri)?.parseResult.value.$cstNode as { fullText?: string } | undefined;
+        if (root?.fullText !== undefined && root.fullText !== text) return 'stale';
+        return version;
     }
 
     private publishProgram(program: TrackedProgram): void {
