@@ -11,4 +11,5 @@ export * from './workspace/programs.js';
 export * from './model/to-model.js';
 export * from './workspace/calvin-document-builder.js';
 export * from './parser/calvin-parser.js';
+export { parsedText } from './parser/parsed-text.js';
 export { MAX_FILE_BYTES, MAX_BRACKETS, MAX_TREE_DEPTH, MAX_STATEMENT_TOKENS } from './parser/nesting.js';

@@ -3,6 +3,7 @@ import { createParser, DefaultLexer, LangiumParser } from 'langium';
 import type { ILexingError, IToken } from 'chevrotain';
 import { identifierName } from './calvin-token-builder.js';
 import { guardBrackets, MAX_FILE_BYTES, overflowError, pruneDeepNodes } from './nesting.js';
+import { recordParsedText } from './parsed-text.js';
 
 /** The message of an internal failure, for a diagnostic (first line only). */
 function failure(e: unknown): string {
@@ -126,6 +127,12 @@ export class CalvinParser extends LangiumParser {
     }
 
     override parse<T extends AstNode = AstNode>(input: string, options: ParserOptions = {}): ParseResult<T> {
+        const result = this.parseText<T>(input, options);
+        recordParsedText(result.value, input);
+        return result;
+    }
+
+    private parseText<T extends AstNode>(input: string, options: ParserOptions): ParseResult<T> {
         if (input.length > MAX_FILE_BYTES) {
             const empty = super.parse<T>('', options);
             return { ...empty, lexerErrors: [tooLarge(input.length), ...empty.lexerErrors] };

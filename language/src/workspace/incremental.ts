@@ -5,6 +5,7 @@ import * as ast from '../generated/ast.js';
 import type { CalvinParser } from '../parser/calvin-parser.js';
 import { callsIn } from '../ast-utils.js';
 import { MAX_BRACKETS, MAX_FILE_BYTES, MAX_TREE_DEPTH } from '../parser/nesting.js';
+import { recordParsedText } from '../parser/parsed-text.js';
 
 /**
  * Incremental front end for the common edit: a change inside one method's or
@@ -219,6 +220,7 @@ function splice(document: LangiumDocument, edit: BodyEdit, newText: string): voi
     body.$containerProperty = 'body';
     body.$containerIndex = undefined;
     rootCst._text = newText;
+    recordParsedText(document.parseResult.value, newText);
     // The body's syntax errors (the only ones) are gone with it.
     document.parseResult = { ...document.parseResult, lexerErrors: [], parserErrors: [] };
 }

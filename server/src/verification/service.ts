@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { DocumentState, URI, type LangiumDocument } from 'langium';
 import type { LangiumSharedServices } from 'langium/lsp';
 import { DiagnosticSeverity, type Connection, type Diagnostic, type InitializeParams } from 'vscode-languageserver';
-import { programOf, toProgramModel, type CalvinServices } from '@calvin/language';
+import { parsedText, programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
     CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, resolveSolver, ResultCache,
     storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel, type WitnessResult,
@@ -659,8 +659,8 @@ export class VerificationService {
         const doc = this.documentOf(uri);
         if (!doc || doc.state < DocumentState.Validated) return undefined;
         const text = this.texts.get(uri);
-        const root = doc.parseResult.value.$cstNode as { fullText?: string } | undefined;
-        if (text !== undefined && root?.fullText !== undefined && root.fullText !== text) return undefined;
+        const built = parsedText(doc.parseResult.value);
+        if (text !== undefined && built !== undefined && built !== text) return undefined;
         return doc.diagnostics ?? [];
     }
 
@@ -673,8 +673,9 @@ export class VerificationService {
         const text = this.texts.get(uri);
         const version = this.versions.get(uri);
         if (text === undefined || version === undefined) return undefined;
-        const root = this.documentOf(uri)?.parseResult.value.$cstNode as { fullText?: string } | undefined;
-        if (root?.fullText !== undefined && root.fullText !== text) return 'stale';
+        const doc = this.documentOf(uri);
+        const built = doc ? parsedText(doc.parseResult.value) : undefined;
+        if (built !== undefined && built !== text) return 'stale';
         return version;
     }
 

@@ -36,6 +36,8 @@ export const PRELUDE = `(declare-sort Ref 0)
 (declare-fun len0 (Ref) Int)
 (define-fun len ((r Ref)) Int (abs (len0 r)))
 (declare-fun dtype (Ref) Int)
+(declare-fun made_by (Ref) Ref)
+(declare-fun made_at (Ref) Int)
 (define-fun jdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))
 (define-fun jmod ((a Int) (b Int)) Int (- a (* b (jdiv a b))))
 `;

@@ -44,6 +44,13 @@ export const OWNER = 'owner';
 export const LINKED = 'linked';
 export const LEN = 'len';
 export const DTYPE = 'dtype';
+/**
+ * Who made an object, when a field initializer made it with `new`: the
+ * object whose field it is (null for a global's) and the field's number
+ * (`madeFacts`). Two such objects of different makers or fields differ.
+ */
+export const MADE_BY = 'made_by';
+export const MADE_AT = 'made_at';
 
 export function globalVar(fieldId: string): string { return `g:${fieldId}`; }
 export function fieldVar(fieldId: string): string { return `f:${fieldId}`; }
@@ -123,6 +130,11 @@ export class Vocabulary {
         return id;
     }
 
+    /** A field's number (its position in the program), for `madeFacts`. */
+    fieldNumber(fieldId: string): number {
+        return [...this.fields.keys()].indexOf(fieldId) + 1;
+    }
+
     has(name: string): boolean {
         return this.vars.has(name);
     }
@@ -184,6 +196,20 @@ export function dtypeOf(o: Term): Term {
     return T.call(DTYPE, 'Int', o);
 }
 
+/**
+ * `value`, the object or array a field initializer of `maker` (null: a
+ * global's initializer) made with `new`, was made there: every `new` gives an
+ * object of its own, so two fields that keep such values hold different ones.
+ */
+export function madeFacts(vocab: Vocabulary, value: Term, maker: Term, fieldId: string): Term {
+    return T.and(T.eq(T.call(MADE_BY, 'Ref', value), maker), T.eq(T.call(MADE_AT, 'Int', value), T.int(vocab.fieldNumber(fieldId))));
+}
+
+/** A fact `madeFacts` states (true in every execution: the witness search takes it as true). */
+export function isMadeFact(t: Term): boolean {
+    return t.t === 'app' && t.fn === '=' && t.args.some(a => a.t === 'app' && (a.fn === MADE_BY || a.fn === MADE_AT));
+}
+
 /** o is allocated, published (shared) and of the given dynamic type (class invariants and environment clauses range over these). */
 export function publishedOf(vocab: Vocabulary, type: Type, o: Term, state?: string): Term {
     if (!vocab.has(ALLOC)) return T.FALSE;
@@ -219,6 +245,7 @@ export function heapFacts(vocab: Vocabulary, state: string | undefined, only?: S
         const init = sv.field.init;
         const neverNull = keeps && (init?.kind === 'new' || init?.kind === 'newArray');
         out.push(T.or(neverNull ? T.FALSE : T.eq(g, T.NULL), publishedOf(vocab, t, g, state)));
+        if (neverNull) out.push(madeFacts(vocab, g, T.NULL, sv.field.id));
         if (keeps && init?.kind === 'newArray' && init.size.kind === 'int') out.push(T.eq(lengthOf(g), T.int(BigInt(init.size.value))));
     }
     return out;

@@ -2,7 +2,7 @@ import { append } from '../smt/append.js';
 import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, ProgramModel, Range, Stmt, Type } from '../model/program.js';
 import { typeString } from '../model/program.js';
 import {
-    ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, LINKED, linkedOf, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
+    ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, LINKED, linkedOf, madeFacts, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
@@ -11,6 +11,7 @@ import { actionPredicate, frameOf, frameWhere, keyParams, type FrameInfo } from 
 import type { Access, AtomicOp, CallFrame, CheckInfo, Cmd, LocalDecl, Loc, OpCmd, OpKind } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import { allInvariants, stateCtx, type Invariant } from '../spec/environment.js';
+import { defaultValue, initializedFacts } from '../spec/initialized.js';
 
 /** Thrown when a program uses something the verifier cannot handle; reported, never ignored. */
 export class LoweringError extends Error {
@@ -832,9 +833,12 @@ export class Lowerer {
             const val = this.expr(f.init!, initFrame);
             append(cmds, val.cmds);
             const l: LocInfo = { loc: { kind: 'field', map: this.vocab.varOfField(f.id), obj }, field: f, type: f.type, range: f.range, text: f.name };
-            const w = this.writeLoc(l, this.asLocal(val.term, 'init', cmds, f.type), f.range, initFrame) as Extract<Cmd, { k: 'op' }>;
+            const value = this.asLocal(val.term, 'init', cmds, f.type);
+            const w = this.writeLoc(l, value, f.range, initFrame) as Extract<Cmd, { k: 'op' }>;
             w.op.label = `initializer of ${f.name}`;
             cmds.push(w);
+            // a field that keeps the object its initializer made holds one of its own (spec/initialized.ts)
+            if (this.vocab.stableFields.has(f.id) && (f.init!.kind === 'new' || f.init!.kind === 'newArray')) cmds.push({ k: 'assumeLocal', cond: madeFacts(this.vocab, value, obj, f.id) });
         }
         return { cmds, term: obj };
     }
@@ -1063,35 +1067,6 @@ export class Lowerer {
     }
 }
 
-/**
- * What the field initializers of an object's class tell about it for ever:
- * the fields that keep their initial value (final, or written by no thread
- * after initialization) and whose initializer is a constant, a new array of
- * constant size, or a new object. (Every object a program can reach has
- * run its initializers: `new` publishes nothing before they finish.)
- */
-export function initializedFacts(vocab: Vocabulary, o: Term, type: Type): Term {
-    if (type.kind !== 'class') return T.TRUE;
-    const cls = vocab.classes.get(type.name);
-    if (!cls) return T.TRUE;
-    const facts: Term[] = [];
-    for (const f of cls.fields) {
-        if (f.isStatic || !vocab.stableFields.has(f.id)) continue;
-        const value = vocab.read(vocab.varOfField(f.id), [o]);
-        const init = f.init;
-        if (!init) facts.push(T.eq(value, defaultValue(f.type)));
-        else if (init.kind === 'new') facts.push(T.ne(value, T.NULL));
-        else if (init.kind === 'newArray') {
-            const size = constantTerm(init.size, vocab);
-            append(facts, [T.ne(value, T.NULL)], (size ? [T.eq(lengthOf(value), size)] : []));
-        } else {
-            const c = constantTerm(init, vocab);
-            if (c) facts.push(T.eq(value, c));
-        }
-    }
-    return facts.length === 0 ? T.TRUE : T.implies(T.ne(o, T.NULL), T.and(...facts));
-}
-
 /** The classes whose objects can be reached from values of the given types (through fields and elements). */
 function reachableClasses(vocab: Vocabulary, types: Type[]): Set<string> {
     const out = new Set<string>();
@@ -1135,23 +1110,6 @@ export function staticFieldsInOrder(program: ProgramModel): FieldModel[] {
 }
 
 /** The value of an expression that reads no state and no variable (a constant), or undefined. */
-function constantTerm(e: Expr, vocab: Vocabulary): Term | undefined {
-    try {
-        const t = translate(e, { vocab, tid: T.v('tid', 'Int'), local: () => { throw new LoweringError('not a constant'); } });
-        return T.readsOf(t).length === 0 && [...T.freeVars(t)].every(v => v === 'null') ? t : undefined;
-    } catch {
-        return undefined;
-    }
-}
-
-export function defaultValue(t: Type): Term {
-    switch (t.kind) {
-        case 'int': return T.int(0);
-        case 'boolean': return T.FALSE;
-        default: return T.NULL;
-    }
-}
-
 /** An inferred invariant's obligation (infer/): its failure refutes the inference, it is not the program's. */
 function inferredInvariant(inv: Invariant): Pick<CheckInfo, 'inferred'> {
     return inv.clause.inferred ? { inferred: { kind: 'invariant', field: inv.clause.inferred.field } } : {};

@@ -1,6 +1,6 @@
 import { append } from '../smt/append.js';
 import type { Action, MethodModel, Range, Type } from '../model/program.js';
-import { initializedFacts } from '../lower/lower.js';
+import { initializedFacts } from '../spec/initialized.js';
 import {
     ALLOC, allocated, dtypeOf, elemsVar, heapFacts, HOLDER, holderOf, LINKED, linkedOf, OWNER, ownerOf, publishedOf, sortOfType, typeKey, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';

@@ -9,6 +9,7 @@ import { keyParams } from './abstraction.js';
 import type { ArrayOwnership } from '../analysis/arrays.js';
 import { hasPrime, mentionsThis, translate, type TrContext } from './translate.js';
 import { visit } from '../model/visit.js';
+import { initializedFacts } from './initialized.js';
 
 /**
  * Environment assumptions as relations between two states (pipeline stage 3).
@@ -517,7 +518,11 @@ export interface Invariant {
     text: string;
     clause: Clause;
     maps: Set<string>;
-    /** Over the current state; a class invariant is `forall o: C. published(o) ==> P(o)`. */
+    /**
+     * Over the current state; a class invariant is `forall o: C. published(o)
+     * && o != null && initialized(o) ==> P(o)` (`initializedFacts`: what holds
+     * of every object that ran its initializers, as every published one did).
+     */
     term: Term;
 }
 
@@ -525,11 +530,13 @@ export function invariantConjunct(vocab: Vocabulary, clause: Clause, className: 
     const quantified = className !== undefined && mentionsThis(clause.expr);
     const o = T.v('o!inv', 'Ref');
     const body = translate(clause.expr, stateCtx(vocab, TID, undefined, quantified ? o : undefined));
+    const initialized = quantified ? initializedFacts(vocab, o, classType(className!)) : T.TRUE;
     const term = quantified
-        ? T.forall([objVar('o!inv', className!)], T.implies(publishedOf(vocab, classType(className!), o), body))
+        ? T.forall([objVar('o!inv', className!)], T.implies(T.and(publishedOf(vocab, classType(className!), o), T.ne(o, T.NULL), initialized), body))
         : body;
     const maps = mapsOfExpr(clause.expr, vocab);
     if (quantified) maps.add(ALLOC).add(OWNER);
+    for (const r of T.readsOf(initialized)) maps.add(r.map);
     const of = className ? `class ${className}` : 'the program';
     return { className, origin: clause.inferred ? `inferred invariant of ${of} (${clause.inferred.origin})` : `invariant of ${of}`, text: clause.text, clause, maps, term };
 }

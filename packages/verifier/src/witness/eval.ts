@@ -1,5 +1,5 @@
 import type { Term } from '../smt/term.js';
-import { DTYPE, LEN } from '../heap/vocabulary.js';
+import { DTYPE, isMadeFact, LEN } from '../heap/vocabulary.js';
 import type { Type } from '../model/program.js';
 import type { Heap, Value } from './heap.js';
 import { WitnessUnsupported } from './types.js';
@@ -60,7 +60,7 @@ function evalApp(t: Extract<Term, { t: 'app' }>, env: EvalEnv): Value {
         case 'or': return a.some(x => ev(x) === true);
         case 'not': return ev(a[0]) !== true;
         case '=>': return ev(a[0]) !== true || ev(a[1]) === true;
-        case '=': return ev(a[0]) === ev(a[1]);
+        case '=': return isMadeFact(t) || ev(a[0]) === ev(a[1]); // (who made an object: true of every execution)
         case 'distinct': return ev(a[0]) !== ev(a[1]);
         case 'ite': return ev(a[0]) === true ? ev(a[1]) : ev(a[2]);
         case '+': return a.map(x => int(ev(x))).reduce((p, q) => p + q);

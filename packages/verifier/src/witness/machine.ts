@@ -1,7 +1,7 @@
 import type { Range } from '../model/program.js';
 import type { AtomicOp, CheckInfo, Cmd, OpCmd } from '../il/il.js';
 import type { InlinedBody } from '../lower/lower.js';
-import { ALLOC, DTYPE, LEN, LINKED, OWNER } from '../heap/vocabulary.js';
+import { ALLOC, DTYPE, LEN, LINKED, MADE_AT, MADE_BY, OWNER } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import type { BoundedProgram, ThreadInstance } from './program.js';
@@ -44,7 +44,7 @@ export const BOOKKEEPING_MAPS = new Set([ALLOC, OWNER, LINKED]);
 export function isHeapFact(t: Term): boolean {
     let found = false;
     T.rewrite(t, x => {
-        if ((x.t === 'read' && BOOKKEEPING_MAPS.has(x.map)) || (x.t === 'app' && x.fn === DTYPE)) found = true;
+        if ((x.t === 'read' && BOOKKEEPING_MAPS.has(x.map)) || (x.t === 'app' && (x.fn === DTYPE || x.fn === MADE_BY || x.fn === MADE_AT))) found = true;
         return undefined;
     });
     return found;

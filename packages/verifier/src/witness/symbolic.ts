@@ -2,7 +2,7 @@ import type { Range } from '../model/program.js';
 import type { AtomicOp, CheckInfo, Cmd, OpCmd } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import type { InlinedBody } from '../lower/lower.js';
-import { ALLOC, DTYPE, LEN, LINKED, OWNER } from '../heap/vocabulary.js';
+import { ALLOC, DTYPE, isMadeFact, LEN, LINKED, OWNER } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { Sort, Term } from '../smt/term.js';
 import type { BoundedProgram, ThreadInstance } from './program.js';
@@ -281,6 +281,7 @@ export class SymProgram {
             }
             case 'read': return read(t.map, t.keys.map(go), t.state);
             case 'app': {
+                if (isMadeFact(t)) return T.TRUE; // (who made an object: true of every execution)
                 const args = t.args.map(go);
                 if (t.fn === LEN) return this.lengthOf(args[0]);
                 if (t.fn === DTYPE) return this.typeOf(args[0]);
