@@ -29,6 +29,7 @@ export const STRIPPED_EXCEPTIONS: Record<string, string> = {
     'ticket_lock_ok.calvin': 'the turn belongs to the thread whose local ticket equals the shared counter: a relation between a local and shared state, which no guard over shared state can express',
     'env_clause_parts_ok.calvin': "its assertion rests on the environment clause that the stage never goes back: the inference proposes who may write a field, not how it changes",
     'handoff_env_premise_ok.calvin': "who owns the slot is decided by a protocol over two fields taken in one atomic step (state and owner, `state == 1 ==> owner == tid`) and kept by an environment clause: the inference proposes guards of one field's writers, not a protocol over two",
+    'final_arrays_distinct_ok.calvin': "its lock is an array element taken with cas (`locks[0] == tid`), kept by environment clauses: the inference proposes guards of fields, and array elements are guarded only through the field that owns their array",
     'loop_after_assert_ok.calvin': "its assertion rests on the environment clause `count' >= count` (the counter never decreases): the inference proposes who may write a field, not how it changes",
 };
 

@@ -135,8 +135,9 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
             if (fieldSites.length > 0) unprotected.set(f.id, fieldSites);
             continue;
         }
-        // written only while its object is private to the writer (or never): no thread writes it once shared
-        if (fieldSites.length === 0 && (stable.has(f.id) || f.isStatic || !f.owner)) continue;
+        // written only while its object is private to the writer (or never): no thread writes it once
+        // shared (a field that keeps its value needs no guard; the arrays it owns do, for their elements)
+        if (fieldSites.length === 0 && ((stable.has(f.id) && !ownership.owners.has(f.id)) || f.isStatic || !f.owner)) continue;
         const n = namer(f.isStatic ? undefined : f.owner);
         const text = guardText(g, n);
         const origin = fieldSites.length > 0 ? originText(fieldSites, n) : 'inferred: it is only written while its object is private to the writing thread (before it is shared)';

@@ -495,6 +495,8 @@ export class Lowerer {
             if (l.loc.kind === 'field') cmds.push({ k: 'checkLocal', cond: T.ne(l.loc.obj, T.NULL), check: this.check('null', l.range, `possible null dereference: the object whose '${l.text}' is accessed may be null`, frame) });
             const tmp = this.fresh(`final_${l.text}`, sortOfType(l.type), l.type);
             cmds.push({ k: 'local', var: tmp, value: this.locValue(l.loc) });
+            const typed = this.typingCond(this.localTerm(tmp), l.type, this.objectOf(l.loc));
+            if (typed.t !== 'bool') cmds.push({ k: 'assumeState', cond: typed });
             return { cmds, term: this.localTerm(tmp) };
         }
         const tmp = this.fresh(`read_${l.text.replace(/[^\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Sc}\p{Pc}]/gu, '')}`, sortOfType(l.type), l.type);
@@ -510,14 +512,22 @@ export class Lowerer {
     /**
      * A reference read from the heap is null or an allocated object of its
      * static type; read from a global or from a published object, it is null
-     * or published (storing a reference into such a location publishes it).
+     * or published (storing a reference into such a location publishes it);
+     * it is never another thread's private object (no location this thread
+     * can read holds one).
      */
     private typing(t: Term, type: Type, from: Term | undefined): OpCmd[] {
+        const cond = this.typingCond(t, type, from);
+        return cond.t === 'bool' ? [] : [{ k: 'assume', cond }];
+    }
+
+    private typingCond(t: Term, type: Type, from: Term | undefined): Term {
         const w = wellTyped(this.vocab, t, type);
-        if (w.t === 'bool') return [];
+        if (w.t === 'bool') return T.TRUE;
         const published = T.or(T.eq(t, T.NULL), T.eq(ownerOf(t), T.int(0)));
         const shared = from ? T.and(allocated(from), T.eq(ownerOf(from), T.int(0))) : T.TRUE;
-        return [{ k: 'assume', cond: T.and(w, T.implies(shared, published), initializedFacts(this.vocab, t, type)) }];
+        const notOthers = this.target.kind === 'init' || !from ? T.TRUE : T.or(published, T.eq(ownerOf(t), this.target.tid));
+        return T.and(w, T.implies(shared, published), notOthers, initializedFacts(this.vocab, t, type));
     }
 
     private writeLoc(l: LocInfo, value: Term, range: Range, frame: MethodFrame): Cmd {
@@ -539,6 +549,7 @@ export class Lowerer {
      */
     private publishIfRef(type: Type, into: Term | undefined, value: Term): OpCmd[] {
         if (type.kind !== 'class' && type.kind !== 'array' && type.kind !== 'null') return [];
+        if (value.t === 'var' && value.name === 'null') return []; // (storing null publishes nothing)
         // During initialization every object is published already.
         if (this.target.kind === 'init' || !this.vocab.has(OWNER)) return [];
         const shared = into ? T.ne(ownerOf(into), this.target.tid) : T.TRUE;

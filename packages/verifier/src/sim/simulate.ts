@@ -6,10 +6,10 @@ import {
 } from '../heap/vocabulary.js';
 import * as T from '../smt/term.js';
 import type { BoundVar, Sort, Term } from '../smt/term.js';
-import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd } from '../il/il.js';
+import type { Access, AtomicOp, CheckInfo, Cmd, LocalDecl, OpCmd, OpKind } from '../il/il.js';
 import { OP_PRE } from '../il/il.js';
 import type { EnvStep, LoopInv, Obligation, ObligationKind, SCmd, SeqProgram } from './seq.js';
-import { clausesText, EPOST, EPRE, guardTerm, otherMayWrite, stateCtx, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
+import { allInvariants, clausesText, EPOST, EPRE, guardTerm, otherMayWrite, stateCtx, type Conjunct, type Guard, type Invariant } from '../spec/environment.js';
 import { actionPredicate, frameMaps, frameOf, inFrame, type FrameInfo } from '../spec/abstraction.js';
 import { stateVarsOf, translate, type TrContext } from '../spec/translate.js';
 import { loopCandidates, type Candidate } from './candidates.js';
@@ -537,9 +537,21 @@ export class Simulator {
         // (a store into an object private to the thread since before the loop, through a local
         // the loop does not assign, publishes nothing: it stays private at the head by induction)
         const entryPrivateLocals = this.privateLocals;
-        const publishesAny = analysis.publications.some(into => !(intoPrivate(into, entryPrivateLocals) && into?.t === 'var' && !analysis.assignedLocals.has(into.name)));
+        // (an array an object's initializer made, read from a field that keeps it, is as private
+        // as that object: a store into the elements of a private object's array publishes nothing)
+        const privateObject = (into: Term | undefined): boolean => {
+            if (into?.t !== 'var') return false;
+            if (intoPrivate(into, entryPrivateLocals)) return !analysis.assignedLocals.has(into.name);
+            const def = analysis.fieldReads.get(into.name);
+            const field = def ? vocab.vars.get(def.map)?.field : undefined;
+            return field !== undefined && vocab.stableFields.has(field.id) && (field.init?.kind === 'new' || field.init?.kind === 'newArray') && privateObject(def!.obj);
+        };
+        const publishesAny = analysis.publications.some(into => !privateObject(into));
         for (const w of analysis.writes) {
-            if (w.map === ALLOC) continue; // the environment step lets objects be allocated
+            // objects the loop allocates stay allocated at the head: those of earlier iterations may
+            // be any of the objects not allocated at entry (no environment step runs during the
+            // initializers, and the thread's own allocations are no environment's)
+            if (w.map === ALLOC) { addAt(ALLOC, T.not(allocated(k0, entry))); continue; }
             const obj = w.obj?.t === 'var' ? w.obj.name : undefined;
             if (obj && analysis.freshLocals.has(obj)) {
                 addAt(w.map, T.not(allocated(k0, entry))); // objects allocated in the loop: anything
@@ -557,6 +569,8 @@ export class Simulator {
             // objects private at entry may be published, and changed by others afterwards
             for (const m of this.maps) {
                 const sv = vocab.stateVar(m);
+                // (a field that keeps its initial value does not change, published or not)
+                if (sv.field && vocab.stableFields.has(sv.field.id)) continue;
                 if (sv.keys[0] === 'Ref' && sv.kind !== 'alloc') addAt(m, T.and(allocated(k0, entry), T.eq(ownerOf(k0, entry), this.spec.tid)));
             }
         }
@@ -591,6 +605,7 @@ export class Simulator {
         for (const m of havocked) {
             if (this.maps.includes(m)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
         }
+        append(head, this.bookkeepingAtHead(entry, phase, analysis.writes, analysis.freshLocals));
         // What every state satisfies: a well-formed heap, and I once the threads run (the
         // initializers are still establishing it).
         for (const f of [...(phase === 'threads' ? this.invariantTerms() : []), ...heapFacts(vocab, undefined, new Set(this.maps))]) head.push({ k: 'assume', cond: f });
@@ -627,7 +642,12 @@ export class Simulator {
             userInvariants: c.invariants.map(i => i.cond),
             after: this.followingCmds(),
         });
-        for (const cand of [...candidates, ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid), ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry) : [])]) {
+        const own = [
+            ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid),
+            ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry) : []),
+            ...this.allocatedSinceEntry(entry, analysis.freshLocals),
+        ];
+        for (const cand of [...candidates, ...own]) {
             invariants.push({
                 cond: cand.cond, candidate: true, text: cand.text,
                 check: this.check({ code: 'loop-invariant', range: c.range, message: `candidate loop invariant ${cand.text}`, chain: [] }, 'candidate', { loop: c.label }),
@@ -655,6 +675,58 @@ export class Simulator {
             T.and(allocated(o), T.eq(ownerOf(o), this.spec.tid), T.or(T.not(allocated(o, entry)), T.not(linkedOf(o, entry)))),
             T.not(linkedOf(o))));
         return [{ cond, text: 'the objects of this thread unlinked at loop entry, or allocated since, stay unlinked' }];
+    }
+
+    /**
+     * What the head knows of the objects allocated since loop entry, as map
+     * updates (definitions reach every object read later, where an assumed
+     * universal reaches only the objects in scope): during the initializers
+     * every object is published (owner 0); and no monitor of such an object is
+     * held by this thread when the loop's only monitor writes are synchronized
+     * blocks in its body, which end before the next iteration (the
+     * initializers hold none at all).
+     */
+    private bookkeepingAtHead(entry: string, phase: Phase, writes: Array<{ map: string; obj?: Term; kind: OpKind }>, fresh: Set<string>): SCmd[] {
+        if (!this.maps.includes(ALLOC) || fresh.size === 0) return [];
+        const o = T.v('o!h', 'Ref');
+        const params = [{ name: 'o!h', sort: 'Ref' as Sort }];
+        const since = T.not(allocated(o, entry));
+        const out: SCmd[] = [];
+        if (phase === 'init' && this.maps.includes(OWNER)) out.push({ k: 'update', map: OWNER, params, value: T.ite(since, T.int(0), ownerOf(o)) });
+        const blockStructured = writes.every(w => w.map !== HOLDER || w.kind === 'enter' || w.kind === 'exit' || (w.obj?.t === 'var' && fresh.has(w.obj.name)));
+        if (this.maps.includes(HOLDER) && blockStructured) {
+            const held = phase === 'init' ? since : T.and(since, T.eq(holderOf(o), this.spec.tid));
+            out.push({ k: 'update', map: HOLDER, params, value: T.ite(held, T.int(0), holderOf(o)) });
+        }
+        return out;
+    }
+
+    /**
+     * Houdini candidates for a loop that allocates: the objects allocated since
+     * loop entry satisfy their class's invariants at the head (an initializer
+     * that fills an array with new objects: without them, the objects of
+     * earlier iterations would be anything after the loop).
+     */
+    private allocatedSinceEntry(entry: string, fresh: Set<string>): Candidate[] {
+        if (fresh.size === 0 || !this.maps.includes(ALLOC)) return [];
+        const vocab = this.spec.vocab;
+        const classes = new Set<string>();
+        for (const l of fresh) {
+            const t = this.locals.get(l)?.type;
+            if (t?.kind === 'class') classes.add(t.name);
+        }
+        const since = (o: Term) => T.and(allocated(o), T.not(allocated(o, entry)));
+        const out: Candidate[] = [];
+        // (all of them: the check of the initializers assumes no invariant, yet checks them after)
+        for (const inv of allInvariants(vocab)) {
+            const q = inv.term;
+            if (![...inv.maps].every(m => this.maps.includes(m))) continue;
+            if (!inv.className || !classes.has(inv.className) || q.t !== 'quant' || q.body.t !== 'app' || q.body.fn !== '=>') continue;
+            const o = T.v(q.vars[0].name, 'Ref');
+            const ofClass = T.eq(dtypeOf(o), T.int(vocab.typeId({ kind: 'class', name: inv.className })));
+            out.push({ cond: T.forall(q.vars, T.implies(T.and(since(o), ofClass), q.body.args[1])), text: `the objects allocated since loop entry satisfy '${inv.text}'` });
+        }
+        return out;
     }
 
     // ------------------------------------------------------------ atomic operations
@@ -1432,10 +1504,15 @@ function describeOp(op: AtomicOp): string {
  * publication; and every local it assigns. Steps on paths that leave the loop
  * (a `return` inside it, say) do not change the state at the head.
  */
-function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; locs?: Term[][] }>; freshLocals: Set<string>; assignedLocals: Set<string>; publications: Array<Term | undefined>; hasOps: boolean } {
-    const writes: Array<{ map: string; obj?: Term; locs?: Term[][] }> = [];
+function analyzeLoop(body: Cmd[]): {
+    writes: Array<{ map: string; obj?: Term; locs?: Term[][]; kind: OpKind }>; freshLocals: Set<string>; assignedLocals: Set<string>;
+    publications: Array<Term | undefined>; hasOps: boolean; fieldReads: Map<string, { map: string; obj: Term }>;
+} {
+    const writes: Array<{ map: string; obj?: Term; locs?: Term[][]; kind: OpKind }> = [];
     const assignedLocals = new Set<string>();
     const freshLocals = new Set<string>();
+    /** Locals the body sets to a field of an object (`l := f[o]`). */
+    const fieldReads = new Map<string, { map: string; obj: Term }>();
     /** The objects stores into which may publish (undefined: a shared location). */
     const publications: Array<Term | undefined> = [];
     let hasOps = false;
@@ -1448,6 +1525,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; lo
     const labels = new Map<string, Flow>();
     const walkOp = (cs: OpCmd[]) => {
         for (const c of cs) {
+            if (c.k === 'local' && c.value.t === 'read' && c.value.keys.length === 1 && c.value.state === undefined) fieldReads.set(c.var, { map: c.value.map, obj: c.value.keys[0] });
             if (c.k === 'local') assignedLocals.add(c.var);
             else if (c.k === 'havocLocal') c.vars.forEach(v => assignedLocals.add(v));
             else if (c.k === 'if') { walkOp(c.then); walkOp(c.else); }
@@ -1469,7 +1547,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; lo
             if (contradicts(w.when, f.known)) continue; // this write leaves the loop
             if (w.map === OWNER && !w.keys) { publications.push(w.into); continue; }
             if (o.kind === 'alloc' && !w.keys) continue; // a new array's elements
-            writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined, locs: w.locs });
+            writes.push({ map: w.map, obj: w.keys && w.keys.length > 0 ? w.keys[0] : undefined, locs: w.locs, kind: o.kind });
         }
     };
     const without = (known: Map<string, boolean>, vars: Iterable<string>) => {
@@ -1488,7 +1566,9 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; lo
             const c = cs[i];
             switch (c.k) {
                 case 'op': op(c.op, r); r = { reaches: r.reaches, known: without(r.known, localsOf(c.op.body)) }; break;
-                case 'local': assignedLocals.add(c.var); r = { reaches: r.reaches, known: without(r.known, [c.var]) }; break;
+                case 'local':
+                    if (c.value.t === 'read' && c.value.keys.length === 1 && c.value.state === undefined) fieldReads.set(c.var, { map: c.value.map, obj: c.value.keys[0] });
+                    assignedLocals.add(c.var); r = { reaches: r.reaches, known: without(r.known, [c.var]) }; break;
                 case 'havocLocal': c.vars.forEach(v => assignedLocals.add(v)); r = { reaches: r.reaches, known: without(r.known, c.vars) }; break;
                 case 'exit': case 'break': case 'continue': r = labels.get(c.label) ?? NOWHERE; break;
                 case 'if': {
@@ -1514,7 +1594,7 @@ function analyzeLoop(body: Cmd[]): { writes: Array<{ map: string; obj?: Term; lo
         return r;
     };
     walk(body, { reaches: true, known: new Map() });
-    return { writes, freshLocals, assignedLocals, publications, hasOps };
+    return { writes, freshLocals, assignedLocals, publications, hasOps, fieldReads };
 }
 
 /** An inferred invariant's obligation: refuting it weakens the inference (infer/), it is not the program's failure. */
