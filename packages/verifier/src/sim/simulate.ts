@@ -644,7 +644,7 @@ export class Simulator {
         });
         const own = [
             ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid),
-            ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry) : []),
+            ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry, analysis.freshLocals) : []),
             ...this.allocatedSinceEntry(entry, analysis.freshLocals),
         ];
         for (const cand of [...candidates, ...own]) {
@@ -668,13 +668,30 @@ export class Simulator {
      * loop does not publish the objects of earlier iterations with it (the producer's
      * `j = new Job(); ...; last = j;`).
      */
-    private unlinkedSinceEntry(entry: string): Candidate[] {
+    private unlinkedSinceEntry(entry: string, fresh: Set<string>): Candidate[] {
         if (!this.maps.includes(LINKED) || !this.maps.includes(OWNER) || !this.maps.includes(ALLOC)) return [];
         const name = 'o!link', o = T.v(name, 'Ref');
-        const cond = T.forall([{ name, sort: 'Ref' }], T.implies(
-            T.and(allocated(o), T.eq(ownerOf(o), this.spec.tid), T.or(T.not(allocated(o, entry)), T.not(linkedOf(o, entry)))),
-            T.not(linkedOf(o))));
-        return [{ cond, text: 'the objects of this thread unlinked at loop entry, or allocated since, stay unlinked' }];
+        const unlinked = (only: Term, text: string): Candidate => ({
+            cond: T.forall([{ name, sort: 'Ref' }], T.implies(
+                T.and(allocated(o), T.eq(ownerOf(o), this.spec.tid), only, T.or(T.not(allocated(o, entry)), T.not(linkedOf(o, entry)))),
+                T.not(linkedOf(o)))),
+            text,
+        });
+        const out = [unlinked(T.TRUE, 'the objects of this thread unlinked at loop entry, or allocated since, stay unlinked')];
+        // and per class the loop allocates: the objects an iteration makes and links to its new
+        // object (a field initializer's `new`) do not keep that object from staying unlinked
+        const vocab = this.spec.vocab;
+        const classes = new Set<string>();
+        for (const l of fresh) {
+            const t = this.locals.get(l)?.type;
+            if (t?.kind === 'class') classes.add(t.name);
+        }
+        if (classes.size > 1 || [...classes].some(c => vocab.classes.get(c)?.fields.some(f => f.init?.kind === 'new' || f.init?.kind === 'newArray'))) {
+            for (const c of classes) {
+                out.push(unlinked(T.eq(dtypeOf(o), T.int(vocab.typeId({ kind: 'class', name: c }))), `the objects of class ${c} of this thread unlinked at loop entry, or allocated since, stay unlinked`));
+            }
+        }
+        return out;
     }
 
     /**
