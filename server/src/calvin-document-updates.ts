@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Cancellation, LangiumDocument } from 'langium';
 import { DocumentState, URI } from 'langium';
 import { LSPErrorCodes, ResponseError } from 'vscode-languageserver';
@@ -45,6 +47,27 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
         this.validatedNow.clear();
         for (const uri of this.validatedWith.keys()) if (!current.has(uri)) this.validatedWith.delete(uri);
         if (stale.length > 0) setTimeout(() => this.fireDocumentUpdate(stale, []), 0);
+    }
+
+    /**
+     * A closed document's unsaved text is gone: a file of the workspace is
+     * read again from disk (its program is checked as saved); any other
+     * document (untitled, outside the workspace, deleted) leaves the
+     * workspace, with its diagnostics.
+     */
+    didCloseDocument(change: TextDocumentChangeEvent<TextDocument>): void {
+        const uri = URI.parse(change.document.uri);
+        const onDisk = uri.scheme === 'file' && fs.existsSync(uri.fsPath) && fs.statSync(uri.fsPath).isFile();
+        const folders = this.shared.workspace.WorkspaceManager.workspaceFolders ?? [];
+        const inWorkspace = folders.some(f => {
+            const root = URI.parse(f.uri);
+            if (root.scheme !== 'file') return false;
+            const rel = path.relative(root.fsPath, uri.fsPath);
+            return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+        });
+        this.pending.delete(uri.toString());
+        if (onDisk && inWorkspace) this.fireDocumentUpdate([uri], []);
+        else if (this.shared.workspace.LangiumDocuments.hasDocument(uri)) this.fireDocumentUpdate([], [uri]);
     }
 
     override didChangeContent(change: TextDocumentChangeEvent<TextDocument>): void {

@@ -75,8 +75,6 @@ class StubBuilder {
     readonly steps: Array<{ frame: string[]; pred: string }> = [];
     readonly stutterFrame = new Set<string>();
     readonly stutterPreds = new Set<string>();
-    /** Every write of the stutter happens holding this object's monitor. */
-    stutterHeld = true;
     readOnlyLoop = false;
     /** A return inside a branch or loop was passed: later writes may not happen. */
     mayHaveReturned = false;
@@ -90,13 +88,13 @@ class StubBuilder {
     /** Record one atomic write (or several, for `atomic`). */
     private emit(frame: string[], preds: string[], ctx: Ctx): void {
         if (frame.length === 0) return;
-        // under the monitor: the step happens while this thread holds it (what keeps the class invariant for the callers)
-        const all = ctx.monitor ? [...preds, HELD] : preds;
-        const pred = all.filter(p => p !== 'true').join(' && ') || 'true';
+        // (no `this.holder == tid` under the method's own monitor: a step is an action of the caller's
+        // state, where the caller does not hold that monitor; such a step could never be taken, and
+        // every caller would be blocked at the call, proving anything after it)
+        const pred = preds.filter(p => p !== 'true').join(' && ') || 'true';
         if (ctx.repeated || this.mayHaveReturned) {
             frame.forEach(f => this.stutterFrame.add(f));
             this.stutterPreds.add(pred);
-            if (!ctx.monitor) this.stutterHeld = false;
             return;
         }
         this.steps.push({ frame: [...new Set(frame)], pred });
@@ -304,7 +302,7 @@ class StubBuilder {
         const stub: Stub = { requires, steps: this.steps };
         if (this.stutterFrame.size > 0) {
             const preds = [...this.stutterPreds];
-            stub.stutter = { frame: [...this.stutterFrame], pred: preds.length === 1 ? preds[0] : this.stutterHeld ? HELD : 'true' };
+            stub.stutter = { frame: [...this.stutterFrame], pred: preds.length === 1 ? preds[0] : 'true' };
         } else if (this.readOnlyLoop) stub.stutter = { frame: [], pred: 'true' };
         const values = new Set(this.returns);
         if (this.returns.length > 0 && values.size === 1 && this.returns[0] !== undefined) stub.ensures = `\\result == ${this.returns[0]}`;

@@ -27,6 +27,9 @@ export class Publisher {
     private lensRefresh: ReturnType<typeof setTimeout> | undefined;
     private progress: WorkDoneProgressServerReporter | undefined;
     private progressTotal = 0;
+    private progressDone = 0;
+    private progressText = '';
+    private progressPoll: ReturnType<typeof setTimeout> | undefined;
     private progressCreating = false;
     /** Client capabilities (set at initialize). */
     codeLensRefresh = false;
@@ -110,9 +113,21 @@ export class Publisher {
             this.progress.done();
             this.progress = undefined;
             this.progressTotal = 0;
+            this.progressDone = 0;
+            this.progressText = '';
             return;
         }
-        const done = this.progressTotal - active;
-        this.progress.report(Math.round(100 * done / Math.max(1, this.progressTotal)), `${done}/${this.progressTotal} checks`);
+        // (the pool may count a finished job for a moment, or a witness search no check waits
+        // for: the count never goes back, and the progress is looked at again until it ends)
+        this.progressDone = Math.min(this.progressTotal, Math.max(this.progressDone, this.progressTotal - active));
+        const text = `${this.progressDone}/${this.progressTotal} checks`;
+        if (text !== this.progressText) this.progress.report(Math.round(100 * this.progressDone / Math.max(1, this.progressTotal)), text);
+        this.progressText = text;
+        if (!this.progressPoll) {
+            this.progressPoll = setTimeout(() => {
+                this.progressPoll = undefined;
+                this.progressStep();
+            }, 250);
+        }
     }
 }
