@@ -1,10 +1,10 @@
 import type { AstNode, AstNodeDescription, CstNode, GrammarAST, LangiumDocument, LeafCstNode, MaybePromise } from 'langium';
 import { AstUtils, CstUtils, isAstNode } from 'langium';
-import type { CompletionContext, GoToLink } from 'langium/lsp';
+import type { CompletionContext, GoToLink, LangiumServices } from 'langium/lsp';
 import { DefaultCompletionProvider, DefaultDefinitionProvider, DefaultNodeKindProvider, DefaultReferencesProvider, DefaultRenameProvider } from 'langium/lsp';
 import {
     CompletionItemKind, SymbolKind, type CancellationToken, type Location, type Position, type Range, type ReferenceParams,
-    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit,
+    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit, ErrorCodes, ResponseError,
 } from 'vscode-languageserver';
 import type { IToken } from 'chevrotain';
 import { ANNOTATION_KEYWORDS, isBuiltinUri } from '@calvin/language';
@@ -97,8 +97,20 @@ function isBuiltinDeclaration(node: AstNode): boolean {
 
 /** The built-in members cannot be renamed (their declaration is not a user file). */
 export class CalvinRenameProvider extends DefaultRenameProvider {
+    private readonly lexer: LangiumServices['parser']['Lexer'];
+
+    constructor(services: LangiumServices) {
+        super(services);
+        this.lexer = services.parser.Lexer;
+    }
+
     override async rename(document: LangiumDocument, params: RenameParams, cancelToken?: CancellationToken): Promise<WorkspaceEdit | undefined> {
         if (this.targetsBuiltin(document, params.position)) return undefined;
+        // the new name must be one name, not a keyword (`int`, `tid`, `writable_if`) nor two tokens (`1abc`)
+        const tokens = this.lexer.tokenize(params.newName).tokens;
+        if (tokens.length !== 1 || tokens[0].tokenType.name !== 'ID' || tokens[0].image !== params.newName || (ANNOTATION_KEYWORDS as readonly string[]).includes(params.newName)) {
+            throw new ResponseError(ErrorCodes.InvalidParams, `'${params.newName}' is not a name Calvin accepts (a keyword, or not an identifier)`);
+        }
         return super.rename(document, params, cancelToken);
     }
 

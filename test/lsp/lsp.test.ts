@@ -187,6 +187,14 @@ describe('language server: one-file features (workspace of examples)', () => {
         }
     });
 
+    it('rename to a keyword or to what is not one name is refused with a message', async () => {
+        const position = at(SIMPLE_LOCK, 26, 'x');
+        for (const newName of ['int', 'tid', 'writable_if', '1abc', 'a b', '']) {
+            const r = await client.request<lsp.WorkspaceEdit | null>('textDocument/rename', { textDocument: { uri: lockUri }, position, newName }).catch((e: Error) => e);
+            assert.ok(r instanceof Error && /is not a name Calvin accepts/.test(r.message), `${JSON.stringify(newName)}: ${r instanceof Error ? r.message : JSON.stringify(r)}`);
+        }
+    });
+
     it('rename x to y edits exactly the declaration and every use, including primes in annotations', async () => {
         const position = at(SIMPLE_LOCK, 26, 'x');
         const prepared = await client.request<lsp.Range | { range: lsp.Range } | null>('textDocument/prepareRename', { textDocument: { uri: lockUri }, position });

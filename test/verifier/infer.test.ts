@@ -137,4 +137,13 @@ describe('inserting inferred annotations into a file', () => {
         ]);
         assert.equal(out, 'class C { \n  //@ writable_if this.holder == tid;\n  int n = 0; }\n  //@ writable_if tid == T;\n  int x = 0;\n');
     });
+
+    it('above the annotation comment that declares a ghost field, never inside it', () => {
+        const text = 'class R {\n    //@ ghost static int owner = 0;\n}\n';
+        const out = withAnnotations(text, [
+            { kind: 'writable_if', field: 'R.owner', text: 'tid == T', before: { file: 'f', startLine: 1, startChar: 14, endLine: 1, endChar: 34 }, origin: '' },
+            { kind: 'environment', field: 'R.owner', text: "owner == tid ==> owner' == owner", before: { file: 'f', startLine: 1, startChar: 14, endLine: 1, endChar: 34 }, origin: '' },
+        ]);
+        assert.equal(out, "class R {\n    //@ writable_if tid == T;\n    //@ environment owner == tid ==> owner' == owner;\n    //@ ghost static int owner = 0;\n}\n");
+    });
 });

@@ -20,6 +20,9 @@ export function annotationInsert(lines: string[], a: InferredAnnotation): TextIn
     const before = src.slice(0, col);
     const clause = `//@ ${a.kind} ${a.text};`;
     if (before.trim() === '') return { line, character: col, text: `${clause}\n${before}` };
+    // a ghost field declared in an annotation (`//@ ghost int owner = 0;`): above that comment
+    const ghost = /^(\s*)(?:\/\/@|\/\*@)\s*(?:ghost\s+)?$/.exec(before);
+    if (ghost) return { line, character: ghost[1].length, text: `${clause}\n${ghost[1]}` };
     const indent = (/^\s*/.exec(src)?.[0] ?? '') + '  ';
     return { line, character: col, text: `\n${indent}${clause}\n${indent}` };
 }
@@ -27,8 +30,9 @@ export function annotationInsert(lines: string[], a: InferredAnnotation): TextIn
 /** A file's text with the inferred annotations of that file inserted. */
 export function withAnnotations(text: string, annotations: InferredAnnotation[]): string {
     const lines = text.split('\n');
-    const inserts = annotations.map(a => annotationInsert(lines, a))
-        .sort((x, y) => y.line - x.line || y.character - x.character);
+    // from the end of the file; several at one place keep their order
+    const inserts = annotations.map((a, i) => ({ ...annotationInsert(lines, a), i }))
+        .sort((x, y) => y.line - x.line || y.character - x.character || y.i - x.i);
     for (const ins of inserts) {
         const l = lines[ins.line] ?? '';
         const merged = l.slice(0, ins.character) + ins.text + l.slice(ins.character);
