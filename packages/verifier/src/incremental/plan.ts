@@ -81,8 +81,8 @@ export function planCheck(ctx: ProgramContext, u: Check, options: PlanOptions): 
         } else {
             const { env, inv, tidConstraint } = checkSpec(ctx, u);
             parts.push(canonical(tidConstraint, ranges));
-            parts.push(canonical(env.map(c => ({ kind: c.kind, origin: c.origin, text: c.text, frames: c.frames, residual: c.residual, relation: c.relation, builtin: c.builtin, range: c.clause?.range })), ranges));
-            parts.push(canonical(inv.map(i => ({ text: i.text, range: i.clause.range, term: i.term })), ranges));
+            parts.push(env.map(c => canonicalOnce(c, () => ({ kind: c.kind, origin: c.origin, text: c.text, frames: c.frames, residual: c.residual, relation: c.relation, builtin: c.builtin, range: c.clause?.range }), ranges)).join(';'));
+            parts.push(inv.map(i => canonicalOnce(i, () => ({ text: i.text, range: i.clause.range, term: i.term }), ranges)).join(';'));
             add(shared.guarantee);
         }
         if (init) add(init);
@@ -174,6 +174,24 @@ function isRange(x: object): x is Range {
  * `ranges` in the order met; fields and methods referenced from the IL are
  * named, not expanded (their content is elsewhere in the input).
  */
+/**
+ * The hash of the canonical text of a part shared by many checks (a conjunct
+ * of E, an invariant), made once: a program of n threads has n checks whose E
+ * and I may each have n parts.
+ */
+function canonicalOnce(key: object, view: () => unknown, ranges: Range[]): string {
+    let c = canonicalOf.get(key);
+    if (!c) {
+        const own: Range[] = [];
+        c = { text: hash(positionFree(canonical(view(), own))), ranges: own };
+        canonicalOf.set(key, c);
+    }
+    append(ranges, c.ranges);
+    return c.text;
+}
+
+const canonicalOf = new WeakMap<object, Canonical>();
+
 function canonical(value: unknown, ranges: Range[]): string {
     const out: string[] = [];
     const path = new Set<object>();

@@ -465,26 +465,35 @@ export function inferElementGuards(program: ProgramModel, vocab: Vocabulary, own
 /** E(p): the environment assumption of a procedure or thread (language.md §6), from the clauses and fields it involves. */
 export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel: boolean, fields: Set<string>): Conjunct[] {
     const { vocab } = spec;
+    // (each conjunct is made once per program: the checks share them, and so do their fingerprints' parts)
+    let made = conjunctsOf.get(spec);
+    if (!made) conjunctsOf.set(spec, made = new Map());
+    const once = <T>(key: unknown, make: () => T): T => {
+        if (!made!.has(key)) made!.set(key, make());
+        return made!.get(key) as T;
+    };
     const out: Conjunct[] = [];
-    if (topLevel) for (const c of vocab.program.environments) out.push(clauseConjunct(vocab, c, undefined));
+    if (topLevel) for (const c of vocab.program.environments) out.push(once(c, () => clauseConjunct(vocab, c, undefined)));
     for (const cls of vocab.program.classes) {
         if (!classes.has(cls.name)) continue;
-        for (const c of cls.environments) out.push(clauseConjunct(vocab, c, cls.name));
+        for (const c of cls.environments) out.push(once(c, () => clauseConjunct(vocab, c, cls.name)));
     }
     for (const fid of fields) {
         const f = vocab.fields.get(fid);
         if (!f) continue;
         const g = spec.guards.get(fid);
         // final, or written by no thread after initialization: stable everywhere (checking.md)
-        if (f.isFinal || vocab.stableFields.has(fid)) out.push(finalConjunct(vocab, f));
-        else if (g) out.push(writableConjunct(vocab, g));
+        if (f.isFinal || vocab.stableFields.has(fid)) out.push(once(`final:${fid}`, () => finalConjunct(vocab, f)));
+        else if (g) out.push(once(`writable:${fid}`, () => writableConjunct(vocab, g)));
         const eg = spec.elementGuards.get(fid);
-        if (eg) out.push(elementsConjunct(vocab, eg));
+        if (eg) out.push(once(`elements:${fid}`, () => elementsConjunct(vocab, eg)));
     }
-    for (const [map, writers] of vocab.elementWriters) out.push(stableElementsConjunct(vocab, map, writers));
-    append(out, builtinConjuncts(vocab));
+    for (const [map, writers] of vocab.elementWriters) out.push(once(`stable:${map}`, () => stableElementsConjunct(vocab, map, writers)));
+    append(out, once('builtin', () => builtinConjuncts(vocab)));
     return out;
 }
+
+const conjunctsOf = new WeakMap<SpecContext, Map<unknown, unknown>>();
 
 /**
  * The elements of a sort that no thread writes do not change (checking.md:
