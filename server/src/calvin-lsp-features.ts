@@ -1,10 +1,10 @@
 import type { AstNode, AstNodeDescription, CstNode, GrammarAST, LangiumDocument, LeafCstNode, MaybePromise } from 'langium';
 import { AstUtils, CstUtils, isAstNode } from 'langium';
 import type { CompletionContext, GoToLink, LangiumServices } from 'langium/lsp';
-import { DefaultCompletionProvider, DefaultDefinitionProvider, DefaultNodeKindProvider, DefaultReferencesProvider, DefaultRenameProvider } from 'langium/lsp';
+import { DefaultCompletionProvider, DefaultDefinitionProvider, DefaultFoldingRangeProvider, DefaultNodeKindProvider, DefaultReferencesProvider, DefaultRenameProvider } from 'langium/lsp';
 import {
     CompletionItemKind, SymbolKind, type CancellationToken, type Location, type Position, type Range, type ReferenceParams,
-    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit, ErrorCodes, ResponseError,
+    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit, type FoldingRange, type FoldingRangeParams, ErrorCodes, ResponseError,
 } from 'vscode-languageserver';
 import type { IToken } from 'chevrotain';
 import { ANNOTATION_KEYWORDS, isBuiltinUri } from '@calvin/language';
@@ -124,6 +124,19 @@ export class CalvinRenameProvider extends DefaultRenameProvider {
         if (!root) return false;
         const leaf = CstUtils.findDeclarationNodeAtOffset(root, document.textDocument.offsetAt(position), this.grammarConfig.nameRegexp);
         return leaf !== undefined && this.references.findDeclarations(leaf).some(isBuiltinDeclaration);
+    }
+}
+
+/** Folding: one range per region (a declaration and its block span the same lines). */
+export class CalvinFoldingRangeProvider extends DefaultFoldingRangeProvider {
+    override async getFoldingRanges(document: LangiumDocument, params: FoldingRangeParams, cancelToken?: CancellationToken): Promise<FoldingRange[]> {
+        const seen = new Set<string>();
+        return (await super.getFoldingRanges(document, params, cancelToken)).filter(r => {
+            const key = `${r.startLine}:${r.endLine}:${r.kind ?? ''}`;
+            if (seen.has(key)) return false;
+            seen.add(key);
+            return true;
+        });
     }
 }
 

@@ -9,7 +9,7 @@ import { CalvinDocumentUpdateHandler, EditorDocumentBuilder } from './calvin-doc
 import { CalvinCodeLensProvider, CalvinCommandHandler } from './verification/lsp-features.js';
 import { CalvinCodeActionProvider } from './quickfix/code-actions.js';
 import { VerificationService } from './verification/service.js';
-import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
+import { CalvinCompletionProvider, CalvinDefinitionProvider, CalvinFoldingRangeProvider, CalvinNodeKindProvider, CalvinReferencesProvider, CalvinRenameProvider } from './calvin-lsp-features.js';
 
 export type CalvinLspServices = LangiumServices & CalvinAddedServices;
 
@@ -29,6 +29,7 @@ export const CalvinLspModule: Module<CalvinLspServices, PartialLangiumServices> 
         DocumentSymbolProvider: (services) => new CalvinDocumentSymbolProvider(services),
         CompletionProvider: (services) => new CalvinCompletionProvider(services),
         RenameProvider: (services) => new CalvinRenameProvider(services),
+        FoldingRangeProvider: (services) => new CalvinFoldingRangeProvider(services),
         DefinitionProvider: (services) => new CalvinDefinitionProvider(services),
         ReferencesProvider: (services) => new CalvinReferencesProvider(services),
         CodeLensProvider: (services) => new CalvinCodeLensProvider(services),

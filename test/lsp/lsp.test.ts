@@ -261,6 +261,8 @@ describe('language server: one-file features (workspace of examples)', () => {
         has(14, [16, 17], 'the second abstraction (lines 15-18)');
         has(27, [31, 32], 'thread T1 (lines 28-33)');
         for (const r of ranges) assert.ok(r.startLine < r.endLine && r.endLine <= 38, JSON.stringify(r));
+        const spans = ranges.map(r => `${r.startLine}-${r.endLine}-${r.kind ?? ''}`);
+        assert.equal(new Set(spans).size, spans.length, `one range per region: ${JSON.stringify(spans)}`);
     });
 
     it('semantic tokens: annotation keywords are decorators, primed variables carry the modification modifier', async () => {
