@@ -3,6 +3,7 @@
 // stdout up to that line. A process that runs past the hard limit is killed and
 // restarted; one that dies is restarted for the next session.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { clearLiveTimeout, setLiveTimeout } from './live-timer.js';
 import { HARD_LIMIT_GRACE_MS, settleWithin, TERMINATE_WAIT_MS, timerDelay, type Engine } from './pool.js';
 import { smtError, unbalancedReason } from './smt-text.js';
 import { SolverFailure } from './types.js';
@@ -161,7 +162,7 @@ export class NativeEngine implements Engine {
         proc.stdin.on('error', () => undefined);
         inst.ready = new Promise<void>((resolve, reject) => {
             let started = false;
-            const startTimer = setTimeout(() => {
+            const startTimer = setLiveTimeout(() => {
                 const failure = new SolverFailure('error', `z3-native: z3 did not start within ${START_TIMEOUT_MS} ms`);
                 this.fail(failure);
                 reject(failure);
@@ -169,7 +170,7 @@ export class NativeEngine implements Engine {
             }, START_TIMEOUT_MS);
             proc.on('error', e => {
                 // Spawn failure (ENOENT, EACCES): no 'exit' may follow.
-                clearTimeout(startTimer);
+                clearLiveTimeout(startTimer);
                 inst.alive = false;
                 if (this.instance === inst) this.instance = undefined;
                 const enoent = (e as NodeJS.ErrnoException).code === 'ENOENT';
@@ -178,7 +179,7 @@ export class NativeEngine implements Engine {
                 if (!started) reject(failure);
             });
             proc.on('exit', (code, signal) => {
-                clearTimeout(startTimer);
+                clearLiveTimeout(startTimer);
                 const wasAlive = inst.alive;
                 inst.alive = false;
                 if (this.instance === inst) this.instance = undefined;
@@ -199,11 +200,11 @@ export class NativeEngine implements Engine {
                     : Promise.resolve('');
                 warm.then(() => {
                     started = true;
-                    clearTimeout(startTimer);
+                    clearLiveTimeout(startTimer);
                     if (!this.pending) this.setRef(inst, false);
                     resolve();
                 }, e => {
-                    clearTimeout(startTimer);
+                    clearLiveTimeout(startTimer);
                     reject(e instanceof SolverFailure ? new SolverFailure('error', `z3-native: z3 failed its warm-up query: ${e.message}`) : e);
                 });
             });

@@ -2,6 +2,7 @@
 // z3-worker.cjs (one long-lived Z3 context). A crashed or runaway worker is
 // terminated and replaced; this module never loads z3-solver itself.
 import * as fs from 'node:fs';
+import { clearLiveTimeout, setLiveTimeout } from './live-timer.js';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { HARD_LIMIT_GRACE_MS, settleWithin, TERMINATE_WAIT_MS, timerDelay, type Engine } from './pool.js';
@@ -152,14 +153,14 @@ export class WasmEngine implements Engine {
             inst.stderrTail = (inst.stderrTail + chunk.toString('utf8')).slice(-2000);
         });
         inst.ready = new Promise<void>((resolve, reject) => {
-            const startTimer = setTimeout(() => {
+            const startTimer = setLiveTimeout(() => {
                 reject(new SolverFailure('error', `z3-wasm: the worker did not start within ${START_TIMEOUT_MS} ms`));
                 this.restart(inst, false);
             }, START_TIMEOUT_MS);
             worker.on('message', (m: WorkerToHost) => {
                 if (m.type === 'ready') {
                     inst.started = true;
-                    clearTimeout(startTimer);
+                    clearLiveTimeout(startTimer);
                     // A worker being terminated stays referenced until its exit: its 'ready' can
                     // arrive after dispose() (the main thread was busy), and an unref here let
                     // the event loop empty while dispose() waited for the exit.
@@ -175,7 +176,7 @@ export class WasmEngine implements Engine {
                 inst.lastError = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
             });
             worker.on('exit', code => {
-                clearTimeout(startTimer);
+                clearLiveTimeout(startTimer);
                 const wasAlive = inst.alive;
                 inst.alive = false;
                 if (this.instance === inst) this.instance = undefined;
