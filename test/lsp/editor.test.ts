@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as lsp from 'vscode-languageserver-protocol';
-import { moveRange } from '../../server/src/verification/positions.js';
+import { moveRange, removes } from '../../server/src/verification/positions.js';
 import { EXAMPLES } from '../util/paths.js';
 import { applyEdits, COUNTER } from '../util/lsp-edits.js';
 import { checkDiagnostics, defaultCapabilities, fileUri, LspClient } from '../util/lsp-client.js';
@@ -141,5 +141,16 @@ describe('diagnostics keep their own range across edits', () => {
         assert.deepEqual(moveRange(r(5, 2, 5, 9), { start: { line: 5, character: 4 }, oldEnd: { line: 5, character: 4 }, newEnd: { line: 8, character: 1 } }), r(5, 2, 5, 9));
         // an edit after it: unchanged
         assert.deepEqual(moveRange(r(5, 2, 5, 3), { start: { line: 5, character: 3 }, oldEnd: { line: 6, character: 0 }, newEnd: { line: 9, character: 0 } }), r(5, 2, 5, 3));
+    });
+
+    it('a range whose text an edit removed or replaced is gone (its diagnostic would sit on other code)', () => {
+        // the line deleted
+        assert.ok(removes(r(5, 2, 5, 3), { start: { line: 5, character: 0 }, oldEnd: { line: 6, character: 0 }, newEnd: { line: 5, character: 0 } }));
+        // `x = 2;` replaced by `int z = 5;`
+        assert.ok(removes(r(5, 2, 5, 3), { start: { line: 5, character: 2 }, oldEnd: { line: 5, character: 7 }, newEnd: { line: 5, character: 12 } }));
+        // an insertion, an edit of part of it, an edit elsewhere: it stays
+        assert.ok(!removes(r(5, 2, 5, 3), { start: { line: 5, character: 2 }, oldEnd: { line: 5, character: 2 }, newEnd: { line: 5, character: 5 } }));
+        assert.ok(!removes(r(5, 2, 5, 9), { start: { line: 5, character: 4 }, oldEnd: { line: 5, character: 6 }, newEnd: { line: 5, character: 5 } }));
+        assert.ok(!removes(r(5, 2, 5, 3), { start: { line: 7, character: 0 }, oldEnd: { line: 8, character: 0 }, newEnd: { line: 7, character: 0 } }));
     });
 });

@@ -82,3 +82,8 @@ export function moveExtent(r: Range, e: TextEdit): Range {
 export function touches(r: Range, e: TextEdit): boolean {
     return compare(e.start, r.end) <= 0 && compare(e.oldEnd, r.start) >= 0;
 }
+
+/** Whether an edit removed or replaced all the text of a range (a diagnostic there is about code that is gone). */
+export function removes(r: Range, e: TextEdit): boolean {
+    return compare(e.start, e.oldEnd) < 0 && compare(e.start, r.start) <= 0 && compare(e.oldEnd, r.end) >= 0;
+}

@@ -5,7 +5,7 @@ import type { Diagnostic } from 'vscode-languageserver';
 import type { CheckPlan, ProgramModel, CheckResult, Inference, WitnessResult } from '@calvin/verifier';
 import { decodeResult, encodeResult, Refutations } from '@calvin/verifier';
 import { fromLsp, lspRange, moveDiagnostic, shownOf, type Shown } from './convert.js';
-import { moveExtent, moveRange, type TextEdit } from './positions.js';
+import { moveExtent, moveRange, removes, type TextEdit } from './positions.js';
 
 export type CheckState = 'stale' | 'queued' | 'running' | 'verified' | 'failed' | 'unknown' | 'error';
 
@@ -176,6 +176,8 @@ export class CheckTracker {
         if (!program) return;
         program.edits++;
         for (const c of program.checks.values()) {
+            // (a diagnostic whose code the edit removed or replaced goes: it would sit on other code)
+            c.shown = c.shown.filter(s => !(s.uri === uri && removes(s.diagnostic.range, e)));
             for (const s of c.shown) s.diagnostic = moveDiagnostic(s.diagnostic, s.uri, uri, e);
             if (c.plan.range.file === uri) c.plan = { ...c.plan, range: fromLsp(c.plan.range.file, moveRange(lspRange(c.plan.range), e)) };
             if (c.plan.extent?.file === uri) c.plan = { ...c.plan, extent: fromLsp(uri, moveExtent(lspRange(c.plan.extent), e)) };
