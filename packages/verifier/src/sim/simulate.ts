@@ -681,11 +681,7 @@ export class Simulator {
         // and per class the loop allocates: the objects an iteration makes and links to its new
         // object (a field initializer's `new`) do not keep that object from staying unlinked
         const vocab = this.spec.vocab;
-        const classes = new Set<string>();
-        for (const l of fresh) {
-            const t = this.locals.get(l)?.type;
-            if (t?.kind === 'class') classes.add(t.name);
-        }
+        const classes = this.classesOf(fresh);
         if (classes.size > 1 || [...classes].some(c => vocab.classes.get(c)?.fields.some(f => f.init?.kind === 'new' || f.init?.kind === 'newArray'))) {
             for (const c of classes) {
                 out.push(unlinked(T.eq(dtypeOf(o), T.int(vocab.typeId({ kind: 'class', name: c }))), `the objects of class ${c} of this thread unlinked at loop entry, or allocated since, stay unlinked`));
@@ -718,6 +714,16 @@ export class Simulator {
         return out;
     }
 
+    /** The classes of the objects these locals hold. */
+    private classesOf(locals: Set<string>): Set<string> {
+        const out = new Set<string>();
+        for (const l of locals) {
+            const t = this.locals.get(l)?.type;
+            if (t?.kind === 'class') out.add(t.name);
+        }
+        return out;
+    }
+
     /**
      * Houdini candidates for a loop that allocates: the objects allocated since
      * loop entry satisfy their class's invariants at the head (an initializer
@@ -727,11 +733,7 @@ export class Simulator {
     private allocatedSinceEntry(entry: string, fresh: Set<string>): Candidate[] {
         if (fresh.size === 0 || !this.maps.includes(ALLOC)) return [];
         const vocab = this.spec.vocab;
-        const classes = new Set<string>();
-        for (const l of fresh) {
-            const t = this.locals.get(l)?.type;
-            if (t?.kind === 'class') classes.add(t.name);
-        }
+        const classes = this.classesOf(fresh);
         const since = (o: Term) => T.and(allocated(o), T.not(allocated(o, entry)));
         const out: Candidate[] = [];
         // (all of them: the check of the initializers assumes no invariant, yet checks them after)
