@@ -260,7 +260,12 @@ export class VerificationService {
         if (!check || !program?.model || !this.verifiable(program)) return undefined;
         this.scheduler.cancel(this.tracker.stopJob(check));
         await this.runCheck(program, check, 0, timeLimitMs, undefined, true); // (its own result, as asked)
-        return this.status(check.uri).checks.find(c => c.key === check.plan.key);
+        // a plan made meanwhile (an edit, the inference's next round) may have queued it again: the
+        // answer is the check's result, so wait for that run too
+        const key = check.plan.key;
+        const current = () => this.tracker.programChecksOf(uri).find(c => c.plan.key === key);
+        for (let waited = 0; current()?.job && waited < 600_000; waited += 100) await new Promise(r => setTimeout(r, 100));
+        return this.status(check.uri).checks.find(c => c.key === key);
     }
 
     /** Run every check of a document's program again, bypassing the cache. */
