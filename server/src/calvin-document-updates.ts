@@ -51,9 +51,9 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
 
     /**
      * A closed document's unsaved text is gone: a file of the workspace is
-     * read again from disk (its program is checked as saved); any other
-     * document (untitled, outside the workspace, deleted) leaves the
-     * workspace, with its diagnostics.
+     * read again from disk (its program is checked as saved). (Any other
+     * document stays as it was: removing it raced with its reopening, and a
+     * request in between found no document.)
      */
     didCloseDocument(change: TextDocumentChangeEvent<TextDocument>): void {
         const uri = URI.parse(change.document.uri);
@@ -65,9 +65,7 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
             const rel = path.relative(root.fsPath, uri.fsPath);
             return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
         });
-        this.pending.delete(uri.toString());
         if (onDisk && inWorkspace) this.fireDocumentUpdate([uri], []);
-        else if (this.shared.workspace.LangiumDocuments.hasDocument(uri)) this.fireDocumentUpdate([], [uri]);
     }
 
     override didChangeContent(change: TextDocumentChangeEvent<TextDocument>): void {

@@ -144,6 +144,6 @@ describe('inserting inferred annotations into a file', () => {
             { kind: 'writable_if', field: 'R.owner', text: 'tid == T', before: { file: 'f', startLine: 1, startChar: 14, endLine: 1, endChar: 34 }, origin: '' },
             { kind: 'environment', field: 'R.owner', text: "owner == tid ==> owner' == owner", before: { file: 'f', startLine: 1, startChar: 14, endLine: 1, endChar: 34 }, origin: '' },
         ]);
-        assert.equal(out, "class R {\n    //@ writable_if tid == T;\n    //@ environment owner == tid ==> owner' == owner;\n    //@ ghost static int owner = 0;\n}\n");
+        assert.equal(out, "class R {\n    //@ environment owner == tid ==> owner' == owner;\n    //@ writable_if tid == T;\n    //@ ghost static int owner = 0;\n}\n");
     });
 });

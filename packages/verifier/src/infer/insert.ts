@@ -30,9 +30,8 @@ export function annotationInsert(lines: string[], a: InferredAnnotation): TextIn
 /** A file's text with the inferred annotations of that file inserted. */
 export function withAnnotations(text: string, annotations: InferredAnnotation[]): string {
     const lines = text.split('\n');
-    // from the end of the file; several at one place keep their order
-    const inserts = annotations.map((a, i) => ({ ...annotationInsert(lines, a), i }))
-        .sort((x, y) => y.line - x.line || y.character - x.character || y.i - x.i);
+    const inserts = annotations.map(a => annotationInsert(lines, a))
+        .sort((x, y) => y.line - x.line || y.character - x.character);
     for (const ins of inserts) {
         const l = lines[ins.line] ?? '';
         const merged = l.slice(0, ins.character) + ins.text + l.slice(ins.character);
