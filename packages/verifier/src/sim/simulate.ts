@@ -646,6 +646,7 @@ export class Simulator {
             ...stutterSinceEntry(c.body, entry, vocab, this.spec.tid),
             ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry, analysis.freshLocals) : []),
             ...this.allocatedSinceEntry(entry, analysis.freshLocals),
+            ...(phase === 'threads' ? this.publishedLocals(assigned.filter(l => !scratch.includes(l))) : []),
         ];
         for (const cand of [...candidates, ...own]) {
             invariants.push({
@@ -686,6 +687,23 @@ export class Simulator {
             for (const c of classes) {
                 out.push(unlinked(T.eq(dtypeOf(o), T.int(vocab.typeId({ kind: 'class', name: c }))), `the objects of class ${c} of this thread unlinked at loop entry, or allocated since, stay unlinked`));
             }
+        }
+        return out;
+    }
+
+    /**
+     * Houdini candidates: a reference local the loop assigns holds null or a published object
+     * (a walk over a list the thread has published: the head's typing allows the thread's own
+     * objects too, whose class invariants nothing states).
+     */
+    private publishedLocals(assigned: string[]): Candidate[] {
+        if (!this.maps.includes(OWNER) || !this.maps.includes(ALLOC)) return [];
+        const out: Candidate[] = [];
+        for (const l of assigned) {
+            const decl = this.locals.get(l);
+            if (!decl || decl.sort !== 'Ref' || decl.type?.kind !== 'class') continue;
+            const v = T.v(l, 'Ref');
+            out.push({ cond: T.or(T.eq(v, T.NULL), T.and(allocated(v), T.eq(ownerOf(v), T.int(0)))), text: `${displayName(l) ?? l} is null or published` });
         }
         return out;
     }
@@ -734,7 +752,10 @@ export class Simulator {
         if (fresh.size === 0 || !this.maps.includes(ALLOC)) return [];
         const vocab = this.spec.vocab;
         const classes = this.classesOf(fresh);
-        const since = (o: Term) => T.and(allocated(o), T.not(allocated(o, entry)));
+        // (of the objects the head's arbitrary owners leave to this thread or publish: one another
+        // thread owns is changed by it, and its invariant is its own business until published)
+        // (null excluded: an environment step's arbitrary allocation may take it)
+        const since = (o: Term) => T.and(T.not(T.eq(o, T.NULL)), allocated(o), T.not(allocated(o, entry)), this.maps.includes(OWNER) ? T.or(T.eq(ownerOf(o), T.int(0)), T.eq(ownerOf(o), this.spec.tid)) : T.TRUE);
         const out: Candidate[] = [];
         // (all of them: the check of the initializers assumes no invariant, yet checks them after)
         for (const inv of allInvariants(vocab)) {

@@ -113,14 +113,19 @@ export class WitnessSearch {
             const aborted = first.init.aborted;
             if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
-            let deepen = false;
+            // (deepened from the first stage small enough: one copy of each replicated thread often is
+            // when the full bounds are not, as when a set-up loop runs longer than the bound)
+            let deepenFrom: WitnessResult | undefined;
             for (const bounds of this.stages()) {
                 const found = await this.stage(goal, d, t0, bounds);
                 result = found.result;
-                deepen = found.loopCut && found.events <= DEEPEN_MAX_EVENTS;
+                if (!deepenFrom && found.loopCut && found.events <= DEEPEN_MAX_EVENTS) deepenFrom = found.result;
                 if (result.status === 'confirmed') return { ...result, bounds: this.bounds };
             }
-            return deepen && this.deepenLoops ? await this.deepen(goal, d, t0, result!) : result!;
+            if (!deepenFrom || !this.deepenLoops) return result!;
+            const deeper = await this.deepen(goal, d, t0, deepenFrom);
+            // (not confirmed with fewer copies: the full bounds' answer stands)
+            return deeper.status === 'confirmed' || deepenFrom === result ? deeper : result!;
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
             if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
