@@ -1,6 +1,6 @@
 import { append } from '../smt/append.js';
 import type { AbstractionModel, Action, Expr, FieldModel, MethodModel, ProgramModel, Range, Stmt, Type } from '../model/program.js';
-import { typeString } from '../model/program.js';
+import { sameType, typeString } from '../model/program.js';
 import {
     ALLOC, allocated, dtypeOf, elemsVar, HOLDER, holderOf, lengthOf, LINKED, linkedOf, madeFacts, OWNER, ownerOf, sortOfType, wellTyped, type Vocabulary,
 } from '../heap/vocabulary.js';
@@ -47,6 +47,8 @@ interface LocInfo {
 }
 
 const MAX_INLINE_DEPTH = 24;
+/** Globals a new object is stated to differ from (those of its type that threads may change). */
+const MAX_DISTINCT_GLOBALS = 8;
 
 // ---- witness search option (witness/): begin
 /** An inlined body of a method with an abstraction (`LowerOptions.inlineBodies`). */
@@ -859,8 +861,15 @@ export class Lowerer {
 
     private freshObject(obj: Term, type: Type): OpCmd[] {
         const owner = this.target.kind === 'init' ? T.int(0) : this.target.tid;
+        // The new object is none of the objects the globals of its type hold: they hold null or
+        // allocated objects, but after an environment step a global's arbitrary value is not
+        // known to be allocated (without this, `new Msg()` could be the Msg in `slot`).
+        const distinct = this.target.kind === 'init' ? [] : [...this.vocab.fields.values()]
+            .filter(f => f.isStatic && !this.vocab.stableFields.has(f.id) && sameType(f.type, type))
+            .slice(0, MAX_DISTINCT_GLOBALS)
+            .map(f => T.ne(obj, this.read(this.vocab.varOfField(f.id), [])));
         return [
-            { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(allocated(obj)), T.eq(dtypeOf(obj), T.int(this.vocab.typeId(type)))) },
+            { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(allocated(obj)), T.eq(dtypeOf(obj), T.int(this.vocab.typeId(type))), ...distinct) },
             { k: 'store', map: ALLOC, keys: [obj], value: T.TRUE },
             { k: 'store', map: OWNER, keys: [obj], value: owner },
             { k: 'store', map: HOLDER, keys: [obj], value: T.int(0) },

@@ -14,6 +14,8 @@ export interface CandidateInput {
     modifiedLocals: Set<string>;
     /** State variables havocked at the head (the others follow the environment from the entry state). */
     havocked: Set<string>;
+    /** State variables havocked at the head at some keys only (the owners of objects a loop that publishes may publish). */
+    partlyHavocked?: Set<string>;
     /** The state at loop entry, for "unchanged since the loop began". */
     entryState: string;
     /** Locals with a value at loop entry. */
@@ -56,7 +58,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const isLocal = (name: string) => input.locals.has(name);
     const changes = (t: Term): boolean => {
         for (const name of T.freeVars(t)) if (input.modifiedLocals.has(name) || name === input.pc?.name) return true;
-        for (const r of T.readsOf(t)) if (r.state === undefined && input.havocked.has(r.map)) return true;
+        for (const r of T.readsOf(t)) if (r.state === undefined && (input.havocked.has(r.map) || input.partlyHavocked?.has(r.map))) return true;
         return false;
     };
     // Usable in a candidate: tid, pc, reads in the current state, and the locals that hold a value at
@@ -182,6 +184,8 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
             add(T.eq(ownerOf(r), T.int(0)));
             add(T.ne(ownerOf(r), input.tid));
         }
+        // (still the thread's own: a loop that publishes may not have published it yet)
+        if (input.havocked.has(OWNER) || input.partlyHavocked?.has(OWNER)) add(T.eq(ownerOf(r), input.tid));
         if (input.havocked.has(HOLDER)) {
             add(T.eq(holderOf(r), input.tid));
             add(T.ne(holderOf(r), input.tid));
@@ -219,7 +223,9 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     // MAX_FLAGS * MAX_FLAG_FACTS * 3 of them, kept apart from the limit on the others.)
     const flagged = new Map<string, Candidate>();
     const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
-    const facts = [...pcAtoms.map(a => a.cond), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
+    // (and that an object is still the thread's own: `n` is private until the cas that sets `done`)
+    const own = vocab.has(ALLOC) && (input.havocked.has(OWNER) || input.partlyHavocked?.has(OWNER)) ? [...refAtoms.values()].filter(r => r.t === 'var').slice(0, 2).map(r => T.eq(ownerOf(r), input.tid)) : [];
+    const facts = [...pcAtoms.map(a => a.cond), ...own, ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
     for (const name of flags) {
         const b = T.v(name, 'Bool');
         for (const f of facts) {

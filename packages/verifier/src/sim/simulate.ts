@@ -571,7 +571,9 @@ export class Simulator {
                 const sv = vocab.stateVar(m);
                 // (a field that keeps its initial value does not change, published or not)
                 if (sv.field && vocab.stableFields.has(sv.field.id)) continue;
-                if (sv.keys[0] === 'Ref' && sv.kind !== 'alloc') addAt(m, T.and(allocated(k0, entry), T.eq(ownerOf(k0, entry), this.spec.tid)));
+                // (an object still private at the head was never published: no other thread changed
+                // it; the head's owners come first, below)
+                if (sv.keys[0] === 'Ref' && sv.kind !== 'alloc') addAt(m, T.and(allocated(k0, entry), T.eq(ownerOf(k0, entry), this.spec.tid), ...(sv.kind === 'owner' ? [] : [T.ne(ownerOf(k0), this.spec.tid)])));
             }
         }
         // Variables whose environment frames read a havocked variable are havocked too.
@@ -597,7 +599,7 @@ export class Simulator {
             step.maps = this.maps.filter(m => !havocked.has(m));
             head.push({ k: 'env', step });
         }
-        for (const [m, conds] of at) {
+        for (const [m, conds] of [...at].sort(([a], [b]) => Number(b === OWNER) - Number(a === OWNER))) {
             if (havocked.has(m) || !this.maps.includes(m)) continue;
             const params = vocab.stateVar(m).keys.map((s, i) => ({ name: `k!${i}`, sort: s }));
             head.push({ k: 'havocMap', map: m, params, where: T.or(...conds) });
@@ -637,6 +639,7 @@ export class Simulator {
         }));
         const candidates = loopCandidates({
             vocab: this.spec.vocab, body: c.body, locals: this.locals, modifiedLocals: new Set(assigned), havocked, entryState: entry,
+            partlyHavocked: new Set([...at.keys()].filter(m => this.maps.includes(m))),
             definedLocals: this.defined, tid: this.spec.tid, guards: this.spec.guards, range: c.range,
             pc: this.abs && analysis.hasOps ? { name: PC, steps: this.abs.steps.steps.length } : undefined,
             userInvariants: c.invariants.map(i => i.cond),
