@@ -105,7 +105,10 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             if (m && !hasAbstraction(m) && !inBody(m, offset)) stub(m);
         }
         const only = params.context.only;
-        return distinct(only && only.length > 0 ? actions.filter(a => only.some(k => a.kind === k || a.kind?.startsWith(`${k}.`))) : actions);
+        // (a client without disabledSupport never receives a disabled action, nor one that does nothing)
+        const usable = verificationOf(this.services.shared).clientSupportsDisabledActions
+            ? actions : actions.filter(a => a.disabled === undefined && (a.edit !== undefined || a.command !== undefined));
+        return distinct(only && only.length > 0 ? usable.filter(a => only.some(k => a.kind === k || a.kind?.startsWith(`${k}.`))) : usable);
     }
 
     private indexFor(document: LangiumDocument): ProgramIndex {
@@ -160,11 +163,10 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             edit: { changes: Object.fromEntries(f.edits) },
         });
         if (fixes.guard) out.push(edit(fixes.guard));
-        if (fixes.noGuard) {
-            const service = verificationOf(this.services.shared);
-            out.push(service.clientSupportsDisabledActions
-                ? { title: fixes.noGuard.title, kind: CodeActionKind.QuickFix, diagnostics: [d], disabled: { reason: fixes.noGuard.reason } }
-                : { title: `No writable_if for ${field.name}: ${fixes.noGuard.reason}`, kind: CodeActionKind.QuickFix, diagnostics: [d] });
+        // Why no guard fits: a disabled action, only to clients that show them (`codeAction.disabledSupport`);
+        // the others get nothing (a code action must have an edit or a command, LSP 3.17 CodeAction).
+        if (fixes.noGuard && verificationOf(this.services.shared).clientSupportsDisabledActions) {
+            out.push({ title: fixes.noGuard.title, kind: CodeActionKind.QuickFix, diagnostics: [d], disabled: { reason: fixes.noGuard.reason } });
         }
         if (fixes.volatile) out.push(edit(fixes.volatile));
         return out;
