@@ -7,7 +7,8 @@ import {
     type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit, type FoldingRange, type FoldingRangeParams, ErrorCodes, ResponseError,
 } from 'vscode-languageserver';
 import type { IToken } from 'chevrotain';
-import { ANNOTATION_KEYWORDS, isBuiltinUri } from '@calvin/language';
+import * as ast from '@calvin/language';
+import { ANNOTATION_KEYWORDS, isBuiltinUri, programOf, topLevelDeclarations } from '@calvin/language';
 
 function typeOf(node: AstNode | AstNodeDescription): string {
     return isAstNode(node) ? node.$type : node.type;
@@ -98,10 +99,12 @@ function isBuiltinDeclaration(node: AstNode): boolean {
 /** The built-in members cannot be renamed (their declaration is not a user file). */
 export class CalvinRenameProvider extends DefaultRenameProvider {
     private readonly lexer: LangiumServices['parser']['Lexer'];
+    private readonly documents: LangiumServices['shared']['workspace']['LangiumDocuments'];
 
     constructor(services: LangiumServices) {
         super(services);
         this.lexer = services.parser.Lexer;
+        this.documents = services.shared.workspace.LangiumDocuments;
     }
 
     override async rename(document: LangiumDocument, params: RenameParams, cancelToken?: CancellationToken): Promise<WorkspaceEdit | undefined> {
@@ -111,7 +114,27 @@ export class CalvinRenameProvider extends DefaultRenameProvider {
         if (tokens.length !== 1 || tokens[0].tokenType.name !== 'ID' || tokens[0].image !== params.newName || (ANNOTATION_KEYWORDS as readonly string[]).includes(params.newName)) {
             throw new ResponseError(ErrorCodes.InvalidParams, `'${params.newName}' is not a name Calvin accepts (a keyword, or not an identifier)`);
         }
+        // nor a name already declared where the renamed one is (the program would get a duplicate-name error)
+        const target = this.targetAt(document, params.position);
+        if (target && target.name !== params.newName) {
+            const clash = renameClash(target, params.newName, AstUtils.getDocument(target), this.documents.all);
+            if (clash) {
+                const cstNode = clash.$cstNode;
+                const clashDoc = AstUtils.getDocument(clash);
+                const where = clashDoc === document ? '' : ` in ${clashDoc.uri.path.split('/').pop()}`;
+                const line = cstNode ? ` at line ${clashDoc.textDocument.positionAt(cstNode.offset).line + 1}` : '';
+                throw new ResponseError(ErrorCodes.InvalidParams, `'${params.newName}' is already declared in the same scope${where}${line}; renaming '${target.name}' to it would declare it twice`);
+            }
+        }
         return super.rename(document, params, cancelToken);
+    }
+
+    private targetAt(document: LangiumDocument, position: Position): NamedNode | undefined {
+        const root = document.parseResult.value.$cstNode;
+        if (!root) return undefined;
+        const leaf = CstUtils.findDeclarationNodeAtOffset(root, document.textDocument.offsetAt(position), this.grammarConfig.nameRegexp);
+        const target = leaf ? this.references.findDeclarations(leaf)[0] : undefined;
+        return target && typeof (target as Partial<NamedNode>).name === 'string' ? target as NamedNode : undefined;
     }
 
     override prepareRename(document: LangiumDocument, params: TextDocumentPositionParams, cancelToken?: CancellationToken): MaybePromise<Range | undefined> {
@@ -125,6 +148,66 @@ export class CalvinRenameProvider extends DefaultRenameProvider {
         const leaf = CstUtils.findDeclarationNodeAtOffset(root, document.textDocument.offsetAt(position), this.grammarConfig.nameRegexp);
         return leaf !== undefined && this.references.findDeclarations(leaf).some(isBuiltinDeclaration);
     }
+}
+
+type NamedNode = AstNode & { name: string };
+
+/**
+ * A declaration named `name` that renaming `target` to it would clash with,
+ * by the front end's duplicate rules (structure-checks.ts): top-level names
+ * across the files of the program, a class's members, a method's parameters,
+ * and a local or quantified variable with any other one whose scope holds it
+ * (or holding it in its own scope), parameters included.
+ */
+export function renameClash(target: NamedNode, name: string, document: LangiumDocument, all: Iterable<LangiumDocument>): NamedNode | undefined {
+    const named = (n: AstNode): n is NamedNode => n !== target && (n as Partial<NamedNode>).name === name;
+    // a ghost field is declared in an annotation clause: its place is the annotation's container
+    const holder = ast.isGhostField(target) ? target.$container?.$container?.$container : target.$container;
+    if (ast.isClassDecl(target) || ast.isThreadDecl(target) || ((ast.isMethodDecl(target) || ast.isFieldDecl(target) || ast.isGhostField(target)) && ast.isProgram(holder))) {
+        for (const doc of programOf(document, all)) {
+            const found = topLevelDeclarations(doc.parseResult.value as ast.Program).find(named);
+            if (found) return found;
+        }
+        return undefined;
+    }
+    if ((ast.isMethodDecl(target) || ast.isFieldDecl(target) || ast.isGhostField(target)) && ast.isClassDecl(holder)) {
+        for (const m of holder.members) {
+            if ((ast.isFieldDecl(m) || ast.isMethodDecl(m)) && named(m)) return m;
+            if (ast.isAnnotation(m)) for (const c of m.clauses) if (ast.isGhostFieldClause(c) && c.field && named(c.field)) return c.field;
+        }
+        return undefined;
+    }
+    if (ast.isParam(target)) {
+        const m = target.$container;
+        return m.params.find(named) ?? (m.body ? AstUtils.streamAst(m.body).find(n => (ast.isLocalVarDecl(n) || ast.isQuantVar(n)) && named(n)) as NamedNode | undefined : undefined);
+    }
+    if (ast.isLocalVarDecl(target) || ast.isQuantVar(target)) {
+        // declared before it, in a scope that holds it (as the validator's checkLocal looks)
+        let child: AstNode = target;
+        for (let current = target.$container as AstNode | undefined; current; child = current, current = current.$container) {
+            let found: NamedNode | undefined;
+            if (ast.isBlock(current)) {
+                const idx = current.stmts.indexOf(child as ast.Statement);
+                found = current.stmts.slice(0, idx < 0 ? 0 : idx).filter(ast.isLocalVarDecl).find(named);
+            } else if (ast.isForStmt(current) && ast.isLocalVarDecl(current.init) && named(current.init)) {
+                found = current.init;
+            } else if (ast.isMethodDecl(current)) {
+                found = current.params.find(named);
+            } else if (ast.isQuantifiedExpr(current) && current.variable && named(current.variable)) {
+                found = current.variable;
+            }
+            if (found) return found;
+            if (ast.isMethodDecl(current) || ast.isThreadDecl(current) || ast.isClassDecl(current)) break;
+        }
+        // declared in its own scope, after it
+        const container = target.$container;
+        const scope: AstNode[] = ast.isBlock(container) ? container.stmts.slice(container.stmts.indexOf(target as ast.Statement) + 1) : container ? [container] : [];
+        for (const s of scope) {
+            const found = AstUtils.streamAst(s).find(n => (ast.isLocalVarDecl(n) || ast.isQuantVar(n)) && named(n));
+            if (found) return found as NamedNode;
+        }
+    }
+    return undefined;
 }
 
 /** Folding: one range per region (a declaration and its block span the same lines). */
