@@ -1,10 +1,10 @@
-import type { AstNode, AstNodeDescription, CstNode, GrammarAST, LangiumDocument, LeafCstNode, MaybePromise } from 'langium';
-import { AstUtils, CstUtils, isAstNode } from 'langium';
-import type { CompletionContext, GoToLink, LangiumServices } from 'langium/lsp';
+import type { AstNode, AstNodeDescription, CstNode, LangiumDocument, LeafCstNode, MaybePromise } from 'langium';
+import { AstUtils, CstUtils, GrammarAST, isAstNode } from 'langium';
+import type { CompletionAcceptor, CompletionContext, GoToLink, LangiumServices } from 'langium/lsp';
 import { DefaultCompletionProvider, DefaultDefinitionProvider, DefaultFoldingRangeProvider, DefaultNodeKindProvider, DefaultReferencesProvider, DefaultRenameProvider } from 'langium/lsp';
 import {
     CompletionItemKind, SymbolKind, type CancellationToken, type Location, type Position, type Range, type ReferenceParams,
-    type RenameParams, type TextDocumentPositionParams, type WorkspaceEdit, type FoldingRange, type FoldingRangeParams, ErrorCodes, ResponseError,
+    type RenameParams, type TextDocumentPositionParams, type TextEdit, type WorkspaceEdit, type FoldingRange, type FoldingRangeParams, ErrorCodes, ResponseError,
 } from 'vscode-languageserver';
 import type { IToken } from 'chevrotain';
 import * as ast from '@calvin/language';
@@ -49,25 +49,52 @@ const ANNOTATION_KEYWORD_SET = new Set<string>(ANNOTATION_KEYWORDS);
 /** Words the lexer knows everywhere but that belong in annotations: `\old`/`\result` in ensures, quantifiers in any annotation. */
 const ENSURES_ONLY = new Set(['\\old', '\\result']);
 const ANNOTATION_ONLY = new Set(['\\forall', '\\exists']);
+/** Expressions with an effect (or no value): the validator refuses them in annotations (language.md §4). */
+const CODE_ONLY = new Set(['cas', 'new', 'nondet']);
 
 /**
  * Keyword completion that knows about annotations: `\old` and `\result` are
  * offered only in `ensures` clauses, `\forall` and `\exists` only in
  * annotations (the parser accepts them in code too, so that the validator can
- * explain the mistake).
+ * explain the mistake), and wherever an annotation expression may start (with
+ * their opening parenthesis); `cas`, `new` and `nondet` only in code. A word
+ * typed after a backslash (`\fo`) completes to the backslash words only.
  */
 export class CalvinCompletionProvider extends DefaultCompletionProvider {
     private lastTokens: { text: string; tokens: IToken[] } | undefined;
 
     protected override filterKeyword(context: CompletionContext, keyword: GrammarAST.Keyword): boolean {
         const word = keyword.value;
-        if (ENSURES_ONLY.has(word) || ANNOTATION_ONLY.has(word)) {
+        if (ENSURES_ONLY.has(word) || ANNOTATION_ONLY.has(word) || CODE_ONLY.has(word)) {
             const where = this.annotationContext(context.textDocument.getText(), context.tokenOffset);
+            if (CODE_ONLY.has(word)) return !where.inAnnotation;
             if (!where.inAnnotation) return false;
             if (ENSURES_ONLY.has(word)) return where.clause === 'ensures';
             return true;
         }
         return super.filterKeyword(context, keyword);
+    }
+
+    protected override completionForKeyword(context: CompletionContext, keyword: GrammarAST.Keyword, acceptor: CompletionAcceptor): MaybePromise<void> {
+        const done = super.completionForKeyword(context, keyword, acceptor);
+        // `tid` may start here: so may a quantifier, `(\forall int j; range; body)`, unless the grammar offers it itself (after its `(`)
+        if (keyword.value === 'tid' && this.annotationContext(context.textDocument.getText(), context.tokenOffset).inAnnotation
+            && !context.features.some(f => GrammarAST.isKeyword(f.feature) && ANNOTATION_ONLY.has(f.feature.value))) {
+            for (const q of ANNOTATION_ONLY) {
+                acceptor(context, { label: q, kind: CompletionItemKind.Keyword, detail: 'Quantifier', insertText: `(${q} `, sortText: '1', documentation: `\`(${q} int j; range; body)\``});
+            }
+        }
+        return done;
+    }
+
+    protected override buildCompletionTextEdit(context: CompletionContext, label: string, newText: string): TextEdit | undefined {
+        const text = context.textDocument.getText();
+        // the lexer drops a lone `\`: the word typed after it is what the items must complete, backslash included
+        if (context.tokenOffset > 0 && text[context.tokenOffset - 1] === '\\') {
+            if (!label.startsWith('\\') || !this.fuzzyMatcher.match(text.substring(context.tokenOffset - 1, context.offset), label)) return undefined;
+            return { newText, range: { start: context.textDocument.positionAt(context.tokenOffset - 1), end: context.position } };
+        }
+        return super.buildCompletionTextEdit(context, label, newText);
     }
 
     private annotationContext(text: string, offset: number): AnnotationContext {
