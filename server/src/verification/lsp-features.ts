@@ -2,6 +2,9 @@
 // each check's state, and the commands they run (through
 // workspace/executeCommand, so that every LSP editor can use them).
 import type { LangiumDocument } from 'langium';
+import { AstUtils, CstUtils } from 'langium';
+import * as ast from '@calvin/language';
+import type { InferredAnnotation, Range } from '@calvin/verifier';
 import type { LangiumServices, LangiumSharedServices } from 'langium/lsp';
 import { AbstractExecuteCommandHandler, type CodeLensProvider, type ExecuteCommandAcceptor } from 'langium/lsp';
 import type { CodeLens, CodeLensParams } from 'vscode-languageserver';
@@ -69,7 +72,8 @@ export class CalvinCodeLensProvider implements CodeLensProvider {
         const lenses: CodeLens[] = [];
         for (const c of service.checksOf(uri)) {
             const title = c.plan.kind === 'init' ? `${lensTitle(c, service.settings.verifyOn)} (initialization)` : lensTitle(c, service.settings.verifyOn);
-            lenses.push({ range: lspRange(c.plan.range), command: { title, command: COMMANDS.runCheck, arguments: [uri, c.plan.key] } });
+            const range = c.plan.kind === 'init' ? initLensRange(document, c.plan.range, service.inferredAnnotations(uri)) : c.plan.range;
+            if (range) lenses.push({ range: lspRange(range), command: { title, command: COMMANDS.runCheck, arguments: [uri, c.plan.key] } });
         }
         // Methods without abstraction: which checks cover them (they are inlined there).
         const all = service.programChecksOf(uri);
@@ -80,6 +84,21 @@ export class CalvinCodeLensProvider implements CodeLensProvider {
         }
         return lenses;
     }
+}
+
+/**
+ * Where the initialization check's lens goes: over the invariant clause its
+ * range is (the program's first invariant). An inferred invariant has the
+ * range of the code it was inferred from (an assertion): then over the
+ * declaration that `calvin infer` would write the first inferred invariant of
+ * this file above, or nowhere (the status still lists the check).
+ */
+function initLensRange(document: LangiumDocument, range: Range, inferred: InferredAnnotation[]): Range | undefined {
+    const root = document.parseResult.value.$cstNode;
+    const leaf = root ? CstUtils.findLeafNodeAtOffset(root, document.textDocument.offsetAt({ line: range.startLine, character: range.startChar })) : undefined;
+    if (leaf && AstUtils.getContainerOfType(leaf.astNode, ast.isInvariantClause)) return range;
+    const uri = document.uri.toString();
+    return inferred.find(a => a.kind === 'invariant' && a.before.file === uri)?.before;
 }
 
 export class CalvinCommandHandler extends AbstractExecuteCommandHandler {
