@@ -41,7 +41,12 @@ export function lensTitle(c: TrackedCheck, verifyOn: string): string {
         case 'unknown':
             return r?.unknown?.reason === 'timeout' ? '? time-out — raise calvin.timeLimitMs' : '? not decided — click to check again';
         case 'error': return '⚠ not checked — click to try again';
-        case 'stale': return verifyOn === 'save' ? '… changed: checked on save' : verifyOn === 'never' ? '… not checked (calvin.verifyOn is never)' : '… changed, not checked yet';
+        case 'stale': {
+            // (changed: since the result it had; a check that never ran did not change)
+            if (verifyOn === 'never') return '… not checked (calvin.verifyOn is never)';
+            if (r === undefined) return verifyOn === 'save' ? '… not checked yet: checked on save' : '… not checked yet';
+            return verifyOn === 'save' ? '… changed: checked on save' : '… changed, not checked yet';
+        }
     }
 }
 

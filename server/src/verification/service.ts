@@ -68,6 +68,8 @@ export class VerificationService {
     private workspaceRoot: string | undefined;
     /** verifyOn = save: the documents saved since their program was last planned (the others are planned, not run). */
     private readonly saved = new Set<string>();
+    /** The text of each document when its program was last planned. */
+    private readonly plannedTexts = new Map<string, string>();
     /** The program context last built for hover and code actions, per program (rebuilt when a document is parsed again). */
     private readonly contexts = new Map<string, { roots: unknown[]; ctx?: ProgramContext; reason?: string }>();
     /** Settings problems already reported (each is said once). */
@@ -104,7 +106,7 @@ export class VerificationService {
             this.scheduler.warm();
         });
         shared.workspace.TextDocuments.onDidChangeContent(e => this.textChanged(e.document.uri, e.document.getText(), e.document.version));
-        shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); this.versions.delete(e.document.uri); });
+        shared.workspace.TextDocuments.onDidClose(e => { this.texts.delete(e.document.uri); this.versions.delete(e.document.uri); this.plannedTexts.delete(e.document.uri); });
         // An opened file's queued checks move up at once (the rebuild that follows plans them again)
         shared.workspace.TextDocuments.onDidOpen(e => this.opened(e.document.uri));
         // Registered before Langium's own handler: the front end's publication already says "verifying".
@@ -129,6 +131,7 @@ export class VerificationService {
                 this.scheduler.cancel(cancel);
                 this.texts.delete(u);
                 this.versions.delete(u);
+                this.plannedTexts.delete(u);
                 this.lastEdit.delete(u);
                 this.publisher.forget(u);
                 this.scheduler.forget(u);
@@ -138,6 +141,8 @@ export class VerificationService {
         });
         shared.workspace.TextDocuments.onDidSave(e => {
             if (this.settings.verifyOn !== 'save') return;
+            // a save of the text last planned, with nothing stale or about to be planned: nothing to run, nothing to say
+            if (this.savedUnchanged(e.document.uri, e.document.getText())) return;
             this.saved.add(e.document.uri);
             this.scheduler.schedule([e.document.uri]);
             this.publisher.statusChanged(e.document.uri);
@@ -329,6 +334,22 @@ export class VerificationService {
 
     // ------------------------------------------------------------ edits
 
+    /**
+     * verifyOn = save: whether a save finds the document's program planned on
+     * this very text, with no check stale (not run since it changed) and no
+     * plan on the way. (Such a save would only plan the same checks again.)
+     */
+    private savedUnchanged(uri: string, text: string): boolean {
+        if (this.plannedTexts.get(uri) !== text) return false;
+        if (this.scheduler.waiting || this.scheduler.queued.has(uri) || this.scheduler.planning.has(uri)) return false;
+        const program = this.tracker.programOf(uri);
+        if (!program || program.frontEndErrors) return false;
+        // (nor may another file of the program have changed since: its edit may not have reached the planner yet)
+        if (program.uris.some(u => this.scheduler.queued.has(u) || this.scheduler.planning.has(u)
+            || (this.texts.has(u) && this.texts.get(u) !== this.plannedTexts.get(u)))) return false;
+        return [...program.checks.values()].every(c => c.state !== 'stale');
+    }
+
     private textChanged(uri: string, text: string, version: number): void {
         const before = this.texts.get(uri);
         this.texts.set(uri, text);
@@ -392,6 +413,7 @@ export class VerificationService {
     /** Plan a program's checks; `again`: planned again after the checker refuted inferred annotations (it runs as the first plan did). */
     private planGroup(group: LangiumDocument[], again?: { run: boolean }): void {
         const { program, cancel } = this.tracker.enter(group.map(d => d.uri.toString()));
+        for (const d of group) this.plannedTexts.set(d.uri.toString(), d.textDocument.getText());
         this.scheduler.cancel(cancel);
         this.scheduler.cancel(this.tracker.staleWitnessJobs(program));
         const uris = program.uris;
