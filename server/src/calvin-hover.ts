@@ -100,17 +100,28 @@ function verifierSections(service: VerificationService, uri: string, target: Ast
         const out: string[] = [];
         if (ctx) {
             const f = describeField(ctx, fieldId(target));
-            if (f.inferred && f.guard) out.push(`**Inferred protection** (no \`writable_if\` is written; Calvin inferred and proved it): \`writable_if ${f.guard.text};\``, `*${f.guard.origin}.* Keep it with the quick fix "Insert inferred annotation".`);
+            // (a final field needs no writable_if: `writable_if false` would only repeat `final`)
+            const final = ast.isFieldDecl(target) && target.modifiers.includes('final');
+            if (f.inferred && f.guard && !final) out.push(`**Inferred protection** (no \`writable_if\` is written; Calvin inferred and proved it): \`writable_if ${f.guard.text};\``, `*${f.guard.origin}.* Keep it with the quick fix "Insert inferred annotation".`);
             if (f.clauses.length > 0) out.push('Environment clauses that constrain it:', fence(f.clauses.map(c => `// ${c.origin}\n${c.text.replace(/\s*\n\s*/g, ' ')};`)));
             if (f.writers.length > 0) out.push(`Written by: ${f.writers.join(', ')}.`);
         } else out.push(...unavailable);
         if (!isDeclaration) {
-            const found = accessMarkdown(uri, position, service.programChecksOf(uri));
+            const found = accessMarkdown(uri, position, service.programChecksOf(uri), synchronizedBy(target, cst.astNode));
             out.push(...(found.length > 0 ? found : ['*This access: no check result yet.*']));
         }
         return out;
     }
     return [];
+}
+
+/** Why an access to `field` at `at` is a synchronization access (one the race check exempts). */
+function synchronizedBy(field: ast.FieldDecl | ast.GhostField, at: AstNode): string {
+    if (ast.isGhostField(field)) return 'ghost state (specification only, updated by `set` in one atomic step)';
+    if (field.modifiers.includes('volatile')) return 'a synchronization access (volatile)';
+    if (AstUtils.getContainerOfType(at, ast.isAtomicStmt)) return 'inside an `atomic` block (synchronized with the other atomic accesses)';
+    if (AstUtils.getContainerOfType(at, ast.isCasExpr)) return 'part of a `cas` (one atomic step)';
+    return 'a synchronization access';
 }
 
 function findMethod(ctx: ProgramContext, id: string) {

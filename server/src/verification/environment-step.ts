@@ -5,6 +5,7 @@
 // and what E lets other threads do to each location the check reads.
 import type { Diagnostic } from 'vscode-languageserver';
 import { describeField, describeMethod, describeThread, type ProgramContext, type SpecDescription, type SpecItem } from '@calvin/verifier';
+import { where } from './hover-markdown.js';
 
 interface Counterexample {
     values: Array<{ name: string; value: string }>;
@@ -47,12 +48,13 @@ function oneLine(text: string): string {
     return text.replace(/\s*\n\s*/g, ' ');
 }
 
-function conjunctLine(i: SpecItem): string {
-    return `- \`${oneLine(i.text)}\` — ${i.origin}${i.range ? ` (line ${i.range.startLine + 1})` : ''}`;
+/** A conjunct and its origin; where it is written: "(line 5)" in `uri`, "(lock.calvin:5)" in another file. */
+function conjunctLine(i: SpecItem, uri: string): string {
+    return `- \`${oneLine(i.text)}\` — ${i.origin}${where(i.range, uri)}`;
 }
 
-/** The Markdown document of a diagnostic's environment step. */
-export function environmentStepMarkdown(d: Diagnostic, ctx: ProgramContext | undefined): string {
+/** The Markdown document of a diagnostic's environment step (a diagnostic of the document `uri`). */
+export function environmentStepMarkdown(d: Diagnostic, ctx: ProgramContext | undefined, uri: string): string {
     const data = d.data as { counterexample?: Counterexample; check?: string } | undefined;
     const c = data?.counterexample;
     const head = String(d.message).replace(/\s*\[[^\]]*\][^\]]*$/, '');
@@ -88,7 +90,7 @@ export function environmentStepMarkdown(d: Diagnostic, ctx: ProgramContext | und
             const allowed = spec ? spec.environment.filter(i => i.location === id && !i.prose) : [];
             out.push([`- \`${name}\` from \`${from}\` to \`${to}\` (${who})`,
                 ...(allowed.length > 0
-                    ? [`  - the conjuncts of E(${spec!.name}) on \`${name}\` let that step happen:`, ...allowed.map(i => '  ' + conjunctLine(i))]
+                    ? [`  - the conjuncts of E(${spec!.name}) on \`${name}\` let that step happen:`, ...allowed.map(i => '  ' + conjunctLine(i, uri))]
                     : [`  - E${spec ? `(${spec.name})` : ''} has no conjunct on \`${name}\`: any other thread may change it at any time`]),
             ].join('\n'));
         }
@@ -103,7 +105,7 @@ export function environmentStepMarkdown(d: Diagnostic, ctx: ProgramContext | und
             if (!id || seen.has(id)) continue;
             seen.add(id);
             const items = spec.environment.filter(i => i.location === id && !i.prose);
-            lines.push(items.length > 0 ? [`- \`${name}\`:`, ...items.map(i => '  ' + conjunctLine(i))].join('\n')
+            lines.push(items.length > 0 ? [`- \`${name}\`:`, ...items.map(i => '  ' + conjunctLine(i, uri))].join('\n')
                 : `- \`${name}\`: nothing — another thread may change it at any time`);
         }
         if (lines.length > 0) out.push(`**What E(${spec.name}) lets the other threads do** to these locations:`, lines.join('\n'));

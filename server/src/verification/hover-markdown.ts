@@ -13,7 +13,7 @@ export function fence(lines: string[]): string {
 }
 
 /** "line 5" in the same file, "lock.calvin:5" in another. */
-function where(r: Range | undefined, uri: string): string {
+export function where(r: Range | undefined, uri: string): string {
     if (!r) return '';
     const file = r.file === uri ? '' : `${r.file.split('/').pop()}:`;
     return file ? ` (${file}${r.startLine + 1})` : ` (line ${r.startLine + 1})`;
@@ -64,7 +64,12 @@ export function specMarkdown(d: SpecDescription, uri: string): string[] {
         ? `**E(${d.name})**: nothing constrains another thread's steps (no clause or protection applies).`
         : `**E(${d.name})**, what another thread's step may do:\n${fence(groupedLines(env, uri))}`);
     if (d.absent.length > 0) out.push(d.absent.map(a => `- *${displayLocation(a.location)}: ${a.reason}* (E(${a.other}) has \`${oneLine(a.text)}\`)`).join('\n'));
-    if (d.invariant.length > 0) out.push(`**I(${d.name})**, kept by every step of ${who}:\n${fence(itemLines(d.invariant, uri))}`);
+    if (d.invariant.length > 0) {
+        const shown = withoutImplied(d.invariant);
+        const implied = d.invariant.length - shown.length;
+        const more = implied > 0 ? [`// and ${implied} fact${implied === 1 ? '' : 's'} implied by these`] : [];
+        out.push(`**I(${d.name})**, kept by every step of ${who}:\n${fence([...itemLines(shown, uri), ...more])}`);
+    }
     // the guarantee: E's clauses for every other thread, I, and the guards of what it writes; said in words when it repeats them
     const restated = (g: SpecItem) => g.origin.startsWith('preserves the ')
         || (g.origin.endsWith(', for every other thread j') && env.some(e => e.text.replace(/\btid\b/g, 'j') === g.text));
@@ -74,6 +79,51 @@ export function specMarkdown(d: SpecDescription, uri: string): string[] {
     const head = `**Guarantee**: each step of ${who}${keeps}${envClauses ? ' satisfies the environment clauses above for every other thread j (tid := j),' : ''} writes a field only under its protection`;
     out.push(extra.length > 0 ? `${head}, and satisfies:\n${fence(itemLines(extra, uri))}` : `${head}.`);
     return out;
+}
+
+/** `n > 0` as the term `n` and the integers it may be, [1, ∞); under `A ==> ...`, with `A`'s text. */
+interface Bound { term: string; lo?: number; hi?: number; when?: string }
+
+const SIMPLE_TERM = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '==': '==' };
+
+/** A simple integer bound (`n > 0`, `0 <= c.count`, `x == 3`), possibly under one `==>`; else undefined. */
+function boundOf(text: string): Bound | undefined {
+    const t = oneLine(text).trim();
+    const parts = t.split(' ==> ');
+    if (parts.length > 2) return undefined;
+    const fact = parts[parts.length - 1].trim();
+    const m = /^(.+?)\s*(<=|>=|==|<|>)\s*(.+)$/.exec(fact);
+    if (!m) return undefined;
+    let [, left, op, right] = m;
+    left = left.trim(); right = right.trim();
+    if (/^-?\d+$/.test(left) && SIMPLE_TERM.test(right)) [left, op, right] = [right, FLIP[op], left];
+    if (!SIMPLE_TERM.test(left) || !/^-?\d+$/.test(right) || !Number.isSafeInteger(Number(right))) return undefined;
+    const k = Number(right);
+    const b: Bound = { term: left, when: parts.length === 2 ? parts[0].trim() : undefined };
+    if (op === '>' || op === '>=' || op === '==') b.lo = op === '>' ? k + 1 : k;
+    if (op === '<' || op === '<=' || op === '==') b.hi = op === '<' ? k - 1 : k;
+    return b;
+}
+
+/** Whether the fact `y` implies `x` syntactically: the same term, a narrower range, under no condition or the same one. */
+function implies(y: Bound, x: Bound): boolean {
+    if (y.term !== x.term || (y.when !== undefined && y.when !== x.when)) return false;
+    return (x.lo === undefined || (y.lo !== undefined && y.lo >= x.lo)) && (x.hi === undefined || (y.hi !== undefined && y.hi <= x.hi));
+}
+
+/**
+ * The facts of a listing without those another one implies: the same text
+ * twice, or a simple integer bound implied by another on the same term
+ * (`0 <= n` beside `0 < n`, `A ==> n >= 0` beside `n > 0`). Of two equivalent
+ * ones the first stays; a written clause is never left out for an inferred one.
+ */
+export function withoutImplied(items: SpecItem[]): SpecItem[] {
+    const inferred = (i: SpecItem) => i.origin.startsWith('inferred ');
+    const facts = items.map(i => ({ item: i, text: oneLine(i.text).trim(), bound: i.prose ? undefined : boundOf(i.text) }));
+    const impliedBy = (y: typeof facts[number], x: typeof facts[number]) => y.text === x.text || (y.bound !== undefined && x.bound !== undefined && implies(y.bound, x.bound));
+    return facts.filter((x, i) => !facts.some((y, j) => j !== i && !y.item.prose && !x.item.prose && impliedBy(y, x)
+        && (!impliedBy(x, y) || j < i) && (inferred(x.item) || !inferred(y.item)))).map(f => f.item);
 }
 
 /** The state of the checks covering a declaration. */
@@ -98,8 +148,13 @@ export function loopMarkdown(loop: Range, checks: TrackedCheck[]): string[] {
     return out;
 }
 
-/** At an access: whether the last run of each check that reaches it found it stable. */
-export function accessMarkdown(uri: string, position: { line: number; character: number }, checks: TrackedCheck[]): string[] {
+/**
+ * At an access: whether the last run of each check that reaches it found it
+ * stable. `synchronized`: why an access the checks exempt from the stability
+ * check is exempt (a volatile field, ghost state, `atomic`, `cas`), from the
+ * source at the access.
+ */
+export function accessMarkdown(uri: string, position: { line: number; character: number }, checks: TrackedCheck[], synchronized = 'a synchronization access'): string[] {
     const out: string[] = [];
     for (const c of checks) {
         const r: CheckResult | undefined = c.result;
@@ -112,7 +167,7 @@ export function accessMarkdown(uri: string, position: { line: number; character:
             // the diagnostic at the access says it: the hover says the same
             const race = r.diagnostics.find(d => d.code === 'race' && sameRange(d.range, a.range) && d.message.startsWith(`${kind} of `));
             const other = r.diagnostics.find(d => d.code === 'race' && sameRange(d.range, a.range));
-            const verdict = a.sync ? 'a synchronization access (volatile): exempt from the stability check'
+            const verdict = a.sync ? `${synchronized}: exempt from the stability check`
                 : race ? (/violates its writable_if/.test(race.message) ? race.message.replace(/^\w+ of \S+ /, '').replace(/\s*\[.*$/, '') : 'not stable here: another thread may change it (race)')
                     : a.stable || !other ? 'stable here: no other thread may change it at this point' : `see the ${other.message.split(' ')[0]} at this access`;
             out.push(`*${kind} of \`${a.text}\`* in check ${c.plan.name}: ${verdict}.`);

@@ -308,7 +308,7 @@ export class VerificationService {
         if (!d || typeof d !== 'object' || !d.range) return { markdown: 'No diagnostic given.' };
         // the diagnostic as the server shows it now (its data may have been dropped by the client)
         const shown = this.verificationDiagnostics(uri).find(x => x.message === d.message && String(x.code) === String(d.code)) ?? d;
-        return { markdown: environmentStepMarkdown(shown, this.contextOf(uri).ctx) };
+        return { markdown: environmentStepMarkdown(shown, this.contextOf(uri).ctx, uri) };
     }
 
     /** Cancel the queued and running checks (of one document's program, or all). */
