@@ -207,7 +207,7 @@ export function describe(node: AstNode, ids: Map<ast.ThreadDecl, number>): strin
             if (f.modifiers.includes('volatile')) protections.push('`volatile`: a synchronization variable, exempt from stability checks (its writes still obey `writable_if`)');
             for (const w of writableIfClauses(f)) protections.push(`\`writable_if ${text(w.condition)}\`: only a thread for which this holds may write it`);
             if (protections.length === 0 && !ast.isGhostField(f)) protections.push('no `writable_if`: any thread may write it unless the checker infers a guard');
-            out.push(protections.map(p => `- ${p}`).join('\n'));
+            if (protections.length > 0) out.push(protections.map(p => `- ${p}`).join('\n'));
             return out;
         }
         case ast.MethodDecl.$type: {
