@@ -1130,16 +1130,36 @@ export class Simulator {
                     for (const r of T.readsOf(T.substitute(t.body, new Map([[t.vars[0].name, x as Term]])))) mention(r, this.readName(r));
                 }
             }
+            const cond = T.implies(this.globalsPublished(c.term, pre), atWrittenObjects(preserves(c.term, pre), writes, owned));
             out.push({
-                k: 'assert', cond: atWrittenObjects(preserves(c.term, pre), writes, owned), check: this.check({
+                k: 'assert', cond, check: this.check({
                     code: 'invariant', range: op.range, chain: op.chain,
                     message: `${describeOp(op)} may break the invariant '${c.text}'`,
                     related: c.clause.inferred ? undefined : { range: c.clause.range, message: c.origin }, show: [...show, ...mentioned],
                     ...inferredOf(c),
-                }, 'program', { op: op.id }, atWrittenObjects(preserves(c.term, pre), writes, owned)),
+                }, 'program', { op: op.id }, cond),
             });
         }
         return out;
+    }
+
+    /**
+     * Before a step, every reference global the term reads holds null or a published object (a
+     * store into a global publishes; the environment's values of a global are not otherwise
+     * known to be): a write to the thread's own new object then leaves an invariant about the
+     * object in a global alone.
+     */
+    private globalsPublished(term: Term, pre: string): Term {
+        if (!this.maps.includes(ALLOC) || !this.maps.includes(OWNER)) return T.TRUE;
+        const facts: Term[] = [];
+        const seen = new Set<string>();
+        for (const r of T.readsOf(term)) {
+            if (r.keys.length > 0 || r.state !== undefined || r.sort !== 'Ref' || seen.has(r.map)) continue;
+            seen.add(r.map);
+            const g = T.rebase(r, new Map([[undefined, pre]]));
+            facts.push(T.or(T.eq(g, T.NULL), T.and(allocated(g, pre), T.eq(ownerOf(g, pre), T.int(0)))));
+        }
+        return T.and(...facts);
     }
 
     // ------------------------------------------------------------ simulation by the abstraction

@@ -294,7 +294,8 @@ export class Machine {
                 switch (c.k) {
                     case 'assume': {
                         if (alloc) allocFacts(c.cond, work, env);
-                        if (ev(c.cond) === true) break;
+                        // (an allocation's facts read the heap, they are not accesses of the program)
+                        if ((alloc ? evalTerm(c.cond, { ...env, onRead: undefined }) : ev(c.cond)) === true) break;
                         if (isHeapFact(c.cond) || alloc) out.mismatch = `a fact of the heap model does not hold in ${op.label ?? op.kind}`;
                         out.status = 'blocked';
                         return false;

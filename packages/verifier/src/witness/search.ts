@@ -280,7 +280,7 @@ export class WitnessSearch {
         const timeMs = () => Date.now() - t0;
         if (!inv) return { status: 'not-confirmed', bounds: this.bounds, reason: 'the invariant is not found', timeMs: timeMs() };
         const holds = evalTerm(inv.term, { locals: new Map(), heap: () => init.heap, bound: new Map([['tid', 0n]]) });
-        if (holds !== false) return { status: 'not-confirmed', bounds: this.bounds, reason: `the initial store satisfies '${inv.text}'`, timeMs: timeMs() };
+        if (holds !== false) return { status: 'not-confirmed', bounds: this.bounds, reason: `not confirmed: the field initializers' one run leaves '${inv.text}' true, so the failure is the proof's (a loop the initializers run may need a loop_invariant that says what it establishes)`, timeMs: timeMs() };
         const source = this.options.source ?? noSource;
         const namer = new Namer(bp.ctx.vocab, init.heap);
         const steps = init.steps.map(s => stepOf('init', s.point.k === 'op' ? s.point.op.range : inv.clause.range, actionOf(s, namer, source, init.heap), namer.values(s.accesses, init.heap)));
