@@ -4,7 +4,7 @@ import * as T from '../smt/term.js';
 import type { Term } from '../smt/term.js';
 import { callersOf, fieldWriters, initializationWrites, methodReach, threadReach, type Reach } from '../analysis/reach.js';
 import { arrayOwnership, elementWriters } from '../analysis/arrays.js';
-import { sortOfType, Vocabulary } from '../heap/vocabulary.js';
+import { elemsVar, OWNER, sortOfType, Vocabulary } from '../heap/vocabulary.js';
 import {
     allEnvironmentClauses, allInvariants, environmentOf, inferElementGuards, inferGuards, mapsOfExpr, TID, type Conjunct, type Invariant, type SpecContext,
 } from '../spec/environment.js';
@@ -50,6 +50,8 @@ export function programContext(program: ProgramModel): ProgramContext {
         const w = elements.get(v.sort);
         if (v.kind === 'elems' && !w?.any && (w?.ids.size ?? 0) <= 1) vocab.elementWriters.set(v.name, [...w?.ids ?? []]);
     }
+    // Elements of a sort threads write only while their array is private (inferred): unchanged once published.
+    if (vocab.has(OWNER)) for (const k of program.privateElements ?? []) if (vocab.has(elemsVar(k))) vocab.privateElements.add(elemsVar(k));
     const ownership = arrayOwnership(program);
     const spec: SpecContext = {
         vocab, guards: inferGuards(program, vocab, writers),

@@ -81,6 +81,12 @@ export class Vocabulary {
      * for it. Set by the program context.
      */
     elementWriters = new Map<string, number[]>();
+    /**
+     * Element maps whose arrays threads write only while private to the writer (inferred,
+     * ProgramModel.privateElements): a published array's elements never change. Set by the
+     * program context.
+     */
+    privateElements = new Set<string>();
     private readonly typeIds = new Map<string, number>();
 
     constructor(readonly program: ProgramModel) {

@@ -108,6 +108,12 @@ export class FactAnalysis {
     private readonly classesByName: Map<string, ProgramModel['classes'][number]>;
     readonly sites = new Map<string, WriteSite>();
     /**
+     * Element types ('int', 'boolean', or a class/array text) of the element writes to arrays
+     * not known to be private to the writer and not owned by a field (an owned array's writes
+     * are sites of its field), and of cas on elements: such arrays' elements are written shared.
+     */
+    readonly sharedElementWrites = new Set<string>();
+    /**
      * Fields some condition of the code tests (a branch, a loop, a cas, an
      * assume, a requires): the facts about them are what threads synchronize
      * on. Facts about other fields (the value a thread just wrote) are noise in
@@ -517,6 +523,7 @@ export class FactAnalysis {
             this.environment(st);
             const arr = this.arrayOwnerPath(t.array, st, fr);
             if (arr) this.write(st, fr, arr.obj, arr.field, true, t.range, []);
+            else if (!st.dead && !this.freshArray(t.array, st, fr)) this.sharedElementWrites.add(elementKind(t.type));
             return;
         }
         const target = this.pathOf(t, fr);
@@ -645,6 +652,12 @@ export class FactAnalysis {
     }
 
     /** The array-typed field (and its object) whose array an array expression denotes. */
+    /** Whether an array expression is a local holding an array this thread made and has not published. */
+    private freshArray(e: Expr, st: State, fr: Frame): boolean {
+        const p = this.pathOf(e, fr);
+        return p !== undefined && p.base.k === 'local' && p.fields.length === 0 && st.fresh.has(p.base.id);
+    }
+
     private arrayOwnerPath(e: Expr, st: State, fr: Frame): { obj: Path | undefined; field: string } | undefined {
         let p = this.pathOf(e, fr);
         if (p && p.base.k === 'local' && p.fields.length === 0) {
@@ -764,6 +777,7 @@ export class FactAnalysis {
 
     private cas(e: Extract<Expr, { kind: 'cas' }>, st: State, fr: Frame): BoolVal {
         if (e.target.kind === 'field') this.expr(e.target.receiver, st, fr);
+        if (e.target.kind === 'index') this.sharedElementWrites.add(elementKind(e.target.type));
         const expected = this.expr(e.expected, st, fr);
         const update = this.expr(e.update, st, fr);
         this.environment(st);
@@ -1129,4 +1143,9 @@ function resultCond(c: Clause, condOf: (e: Expr) => Atom[]): BoolVal | undefined
     if (!other || other.type.kind !== 'boolean') return undefined;
     const neg: Expr = { kind: 'unary', op: '!', operand: other, type: other.type, range: other.range };
     return { t: condOf(other), f: condOf(neg) };
+}
+
+/** The kind of an element type, as the element maps are split: int, boolean, or a reference. */
+export function elementKind(t: { kind: string }): 'Int' | 'Bool' | 'Ref' {
+    return t.kind === 'int' ? 'Int' : t.kind === 'boolean' ? 'Bool' : 'Ref';
 }

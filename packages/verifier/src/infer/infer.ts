@@ -4,7 +4,7 @@ import { callersOf, fieldWriters, initializationWrites } from '../analysis/reach
 import {
     atomExpr, atomKey, atomPath, atomText, constKey, disjunctKey, pathExpr, pathField, pathText, type Const, guardExpr, guardText, simplify, type Atom, type Disjunct, type Namer, type Path,
 } from './atoms.js';
-import { annotationCond, FactAnalysis, siteKey, type AssertionSite, type WriteModel, type WriteSite } from './facts.js';
+import { annotationCond, elementKind, FactAnalysis, siteKey, type AssertionSite, type WriteModel, type WriteSite } from './facts.js';
 import { assertionCandidates } from './invariants.js';
 
 /**
@@ -89,6 +89,7 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
     const callers = callersOf(program);
 
     let sites = new Map<string, WriteSite>();
+    let sharedElements = new Set<string>();
     let assertions: AssertionSite[] = [];
     let monotone = new Map<string, Const>();
     let rounds = 0;
@@ -104,6 +105,7 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         };
         const fa = new FactAnalysis(program, model, options.excluded, ownership.owners);
         fa.run(callers);
+        sharedElements = fa.sharedElementWrites;
         assertions = fa.assertions;
         const before = [...monotone.keys()].join(',');
         monotone = monotoneFields(candidates, fa.sites, fa.tested, options.disabled);
@@ -224,7 +226,15 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         const f = fields.get(c.fields[0]);
         if (f) annotations.push({ kind: c.kind, field: f.id, text: c.text, before: f.range, origin: c.origin });
     }
-    const out = withClauses(program, clauses, envClauses, invClauses);
+    // Element types whose arrays are written only while private to the writer (no element write of
+    // a shared array is seen): the elements of a published array of that type never change. The
+    // checks confirm it at every element write (a refutation drops the type).
+    for (const st of sites.values()) {
+        const t = st.elements ? fields.get(st.field)?.type : undefined;
+        if (t?.kind === 'array') sharedElements.add(elementKind(t.element));
+    }
+    const privateElements = (['Int', 'Bool', 'Ref'] as const).filter(k => !sharedElements.has(k) && !options.disabled?.has(`env:elems:${k}`));
+    const out = { ...withClauses(program, clauses, envClauses, invClauses), privateElements };
     const unprotectedFields = [...unprotected].map(([field, ss]) => ({ field, sites: ss.map(x => ({ range: x.range, held: siteText(x, namer(fields.get(field)?.isStatic ? undefined : fields.get(field)?.owner), program) })) }));
     return { program: unprotectedFields.length > 0 ? { ...out, unprotected: unprotectedFields } : out, guards, annotations, unprotected, rounds: rounds + 1 };
 }

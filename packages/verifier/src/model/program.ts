@@ -37,6 +37,11 @@ export interface ProgramModel {
     environments: Clause[];
     /** Set by the inference (infer/): fields written by threads that share no protection. */
     unprotected?: UnprotectedField[];
+    /**
+     * Set by the inference: the element types whose arrays threads write only while the array
+     * is private to the writer (so the elements of a published array never change).
+     */
+    privateElements?: Array<'Int' | 'Bool' | 'Ref'>;
 }
 
 export interface ClassModel {

@@ -859,6 +859,7 @@ export class Simulator {
             seen.add(k);
             // (a write that breaks its writable_if first: when both fail at one access, that is the one reported)
             if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op, this.writeCondition(op, locMap(a))));
+            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.privateElementWrite(a, op, this.writeCondition(op, locMap(a))));
             if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
         }
         return out;
@@ -929,6 +930,25 @@ export class Simulator {
             text: `written ${list}${more}${common}`,
             related: sites.slice(0, 6).map(s => ({ range: s.range, message: `written here, ${s.held}` })),
         };
+    }
+
+    /**
+     * The guarantee of the inferred fact that threads write the elements of this sort only while
+     * the array is private (Vocabulary.privateElements): a write to a published array refutes it
+     * (the inference drops it and the checks run again).
+     */
+    private privateElementWrite(a: Access, op: AtomicOp, writes: Term): SCmd[] {
+        const vocab = this.spec.vocab;
+        const loc = a.loc;
+        if (loc.kind !== 'elem' || !vocab.privateElements.has(loc.map)) return [];
+        const cond = T.or(T.not(writes), T.and(allocated(loc.arr), T.eq(ownerOf(loc.arr), this.spec.tid)));
+        const kind = vocab.stateVar(loc.map).sort === 'Int' ? 'Int' : vocab.stateVar(loc.map).sort === 'Bool' ? 'Bool' : 'Ref';
+        const info: CheckInfo = {
+            code: 'race', range: a.range, chain: op.chain, show: [],
+            message: `write of ${a.text} may change a published array's element (the elements were inferred to be written only while their array is private)`,
+            inferred: { kind: 'environment', field: `elems:${kind}` },
+        };
+        return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }, cond) }];
     }
 
     /** A write must satisfy the field's writable_if (unless the object is private to this thread). */

@@ -489,6 +489,7 @@ export function environmentOf(spec: SpecContext, classes: Set<string>, topLevel:
         if (eg) out.push(once(`elements:${fid}`, () => elementsConjunct(vocab, eg)));
     }
     for (const [map, writers] of vocab.elementWriters) out.push(once(`stable:${map}`, () => stableElementsConjunct(vocab, map, writers)));
+    for (const map of vocab.privateElements) if (vocab.elementWriters.get(map)?.length !== 0) out.push(once(`published:${map}`, () => publishedElementsConjunct(vocab, map)));
     append(out, once('builtin', () => builtinConjuncts(vocab)));
     return out;
 }
@@ -514,6 +515,28 @@ function stableElementsConjunct(vocab: Vocabulary, map: string, writers: number[
         frames: [{ map, params: [a, i], keep: T.and(only, allocated(T.v(a.name, 'Ref'), EPRE)) }],
         relation: T.implies(only, T.forall([{ name: 'o!e', sort: 'Ref' }, { name: 'i!e', sort: 'Int' }],
             T.implies(allocated(o, EPRE), T.eq(vocab.read(map, [o, k], EPOST), vocab.read(map, [o, k], EPRE))))),
+    };
+}
+
+/**
+ * The elements of a published array of a sort that threads write only while the array is
+ * private to the writer (inferred: ProgramModel.privateElements; every element write is checked
+ * to be to a private array) do not change.
+ */
+function publishedElementsConjunct(vocab: Vocabulary, map: string): Conjunct {
+    const [a, i] = keyParams(vocab, map, 'k!');
+    const o = T.v('o!e', 'Ref');
+    const k = T.v('i!e', 'Int');
+    const sort = vocab.stateVar(map).sort;
+    const what = sort === 'Int' ? 'int' : sort === 'Bool' ? 'boolean' : 'reference';
+    const published = (x: Term) => T.and(allocated(x, EPRE), T.eq(ownerOf(x, EPRE), T.int(0)));
+    return {
+        kind: 'final', maps: new Set([map, ALLOC, OWNER]),
+        origin: `inferred: threads write ${what} array elements only while the array is private to the writer`,
+        text: `a[i]' == a[i] (every published ${what} array)`,
+        frames: [{ map, params: [a, i], keep: published(T.v(a.name, 'Ref')) }],
+        relation: T.forall([{ name: 'o!e', sort: 'Ref' }, { name: 'i!e', sort: 'Int' }],
+            T.implies(published(o), T.eq(vocab.read(map, [o, k], EPOST), vocab.read(map, [o, k], EPRE)))),
     };
 }
 
