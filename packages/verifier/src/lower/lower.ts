@@ -868,14 +868,6 @@ export class Lowerer {
             .filter(f => f.isStatic && !this.vocab.stableFields.has(f.id) && sameType(f.type, type))
             .slice(0, MAX_DISTINCT_GLOBALS)
             .map(f => T.ne(obj, this.read(this.vocab.varOfField(f.id), [])));
-        // nor any object's field of its type (`o.next`, written by another thread): no reference
-        // anywhere is to an object not allocated yet
-        if (this.target.kind !== 'init') {
-            const o = T.v('o!fresh', 'Ref');
-            for (const f of [...this.vocab.fields.values()].filter(f => !f.isStatic && !this.vocab.stableFields.has(f.id) && sameType(f.type, type)).slice(0, MAX_DISTINCT_GLOBALS)) {
-                distinct.push(T.forall([{ name: 'o!fresh', sort: 'Ref' }], T.ne(this.read(this.vocab.varOfField(f.id), [o]), obj)));
-            }
-        }
         return [
             { k: 'assume', cond: T.and(T.ne(obj, T.NULL), T.not(allocated(obj)), T.eq(dtypeOf(obj), T.int(this.vocab.typeId(type))), ...distinct) },
             { k: 'store', map: ALLOC, keys: [obj], value: T.TRUE },
