@@ -108,7 +108,7 @@ export class FactAnalysis {
     private readonly classesByName: Map<string, ProgramModel['classes'][number]>;
     readonly sites = new Map<string, WriteSite>();
     /**
-     * Element types ('int', 'boolean', or a class/array text) of the element writes to arrays
+     * Element kinds (elementKind: Int, Bool, Ref) of the element writes to arrays
      * not known to be private to the writer and not owned by a field (an owned array's writes
      * are sites of its field), and of cas on elements: such arrays' elements are written shared.
      */
@@ -651,12 +651,13 @@ export class FactAnalysis {
         }
     }
 
-    /** The array-typed field (and its object) whose array an array expression denotes. */
     /** Whether an array expression is a local holding an array this thread made and has not published. */
     private freshArray(e: Expr, st: State, fr: Frame): boolean {
         const p = this.pathOf(e, fr);
         return p !== undefined && p.base.k === 'local' && p.fields.length === 0 && st.fresh.has(p.base.id);
     }
+
+    /** The array-typed field (and its object) whose array an array expression denotes. */
 
     private arrayOwnerPath(e: Expr, st: State, fr: Frame): { obj: Path | undefined; field: string } | undefined {
         let p = this.pathOf(e, fr);

@@ -600,13 +600,17 @@ export class Simulator {
             step.maps = this.maps.filter(m => !havocked.has(m));
             head.push({ k: 'env', step });
         }
+        // (the owners first, arbitrary or not: whether an object is still the thread's own at the
+        // head decides whether a publication may have let others change it)
+        const ownersFirst = havocked.has(OWNER) && this.maps.includes(OWNER);
+        if (ownersFirst) head.push({ k: 'havocMap', map: OWNER, params: [], where: T.TRUE });
         for (const [m, conds] of [...at].sort(([a], [b]) => Number(b === OWNER) - Number(a === OWNER))) {
             if (havocked.has(m) || !this.maps.includes(m)) continue;
             const params = vocab.stateVar(m).keys.map((s, i) => ({ name: `k!${i}`, sort: s }));
             head.push({ k: 'havocMap', map: m, params, where: T.or(...conds) });
         }
         for (const m of havocked) {
-            if (this.maps.includes(m)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
+            if (this.maps.includes(m) && !(m === OWNER && ownersFirst)) head.push({ k: 'havocMap', map: m, params: [], where: T.TRUE });
         }
         append(head, this.bookkeepingAtHead(entry, phase, analysis.writes, analysis.freshLocals));
         // What every state satisfies: a well-formed heap, and I once the threads run (the
