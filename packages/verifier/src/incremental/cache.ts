@@ -36,8 +36,14 @@ interface DiskEntry { mac: string; result: StoredResult }
  * (the directory, a subdirectory or an entry) and never touches a file
  * outside the workspace.
  */
+/** The results kept in memory, as JSON characters (about 4 bytes each once parsed). */
+const MAX_MEMORY_CHARS = 8_000_000;
+
 export class ResultCache {
     private readonly memory = new Map<string, StoredResult>();
+    private readonly sizes = new WeakMap<StoredResult, number>();
+    /** The JSON size of the results in memory. */
+    private chars = 0;
     private readonly maxEntries: number;
     private dirReady = false;
     /** Disk use refused (and said why, once). */
@@ -95,6 +101,7 @@ export class ResultCache {
     /** Forget everything (memory and disk). */
     clear(): void {
         this.memory.clear();
+        this.chars = 0;
         if (this.options.dir && !this.refused && this.safeDir(this.options.dir, false)) fs.rmSync(this.options.dir, { recursive: true, force: true });
         this.dirReady = false;
     }
@@ -104,9 +111,21 @@ export class ResultCache {
     }
 
     private remember(result: StoredResult): void {
+        const old = this.memory.get(result.fingerprint);
+        if (old) this.chars -= this.sizes.get(old) ?? 0;
         this.memory.delete(result.fingerprint);
         this.memory.set(result.fingerprint, result);
-        while (this.memory.size > this.maxEntries) this.memory.delete(this.memory.keys().next().value!);
+        // (bounded by entries and by their size: results that keep many loop candidates are large,
+        // and a long editing session makes thousands of them)
+        const size = JSON.stringify(result).length;
+        this.sizes.set(result, size);
+        this.chars += size;
+        while (this.memory.size > this.maxEntries || (this.chars > MAX_MEMORY_CHARS && this.memory.size > 1)) {
+            const oldest = this.memory.keys().next().value!;
+            const r = this.memory.get(oldest)!;
+            this.chars -= this.sizes.get(r) ?? 0;
+            this.memory.delete(oldest);
+        }
     }
 
     private file(fingerprint: string): string | undefined {
