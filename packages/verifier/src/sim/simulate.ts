@@ -863,8 +863,11 @@ export class Simulator {
             if (seen.has(k)) continue;
             seen.add(k);
             // (a write that breaks its writable_if first: when both fail at one access, that is the one reported)
-            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.writable(a, op, this.writeCondition(op, locMap(a))));
-            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') append(out, this.privateElementWrite(a, op, this.writeCondition(op, locMap(a))));
+            if (a.write && op.kind !== 'step' && op.kind !== 'stutter') {
+                const writes = this.writeCondition(op, locMap(a));
+                append(out, this.writable(a, op, writes));
+                append(out, this.privateElementWrite(a, op, writes));
+            }
             if (!a.sync && !a.field?.isFinal) append(out, this.stability(a, op));
         }
         return out;
@@ -947,11 +950,10 @@ export class Simulator {
         const loc = a.loc;
         if (loc.kind !== 'elem' || !vocab.privateElements.has(loc.map)) return [];
         const cond = T.or(T.not(writes), T.and(allocated(loc.arr), T.eq(ownerOf(loc.arr), this.spec.tid)));
-        const kind = vocab.stateVar(loc.map).sort === 'Int' ? 'Int' : vocab.stateVar(loc.map).sort === 'Bool' ? 'Bool' : 'Ref';
         const info: CheckInfo = {
             code: 'race', range: a.range, chain: op.chain, show: [],
             message: `write of ${a.text} may change a published array's element (the elements were inferred to be written only while their array is private)`,
-            inferred: { kind: 'environment', field: `elems:${kind}` },
+            inferred: { kind: 'environment', field: `elems:${vocab.stateVar(loc.map).sort}` },
         };
         return [{ k: 'assert', cond, check: this.check(info, 'program', { op: op.id, assumeAfter: false }, cond) }];
     }
