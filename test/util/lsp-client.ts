@@ -36,6 +36,8 @@ export interface LspClientOptions {
     server?: string[];
     /** The server's working directory (default: the repository). */
     cwd?: string;
+    /** Variables added to the server's environment. */
+    env?: Record<string, string>;
     /** Time limit for `initialize` (ms). */
     initializeTimeoutMs?: number;
     /** Overrides of the client capabilities sent in `initialize`. */
@@ -128,8 +130,8 @@ export class LspClient {
     private readonly listeners = new Set<() => void>();
     private closed = false;
 
-    private constructor(argv: string[], cwd: string) {
-        this.process = spawn(process.execPath, argv, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    private constructor(argv: string[], cwd: string, env?: Record<string, string>) {
+        this.process = spawn(process.execPath, argv, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env });
         this.process.stderr.setEncoding('utf8');
         this.process.stderr.on('data', (chunk: string) => { this.stderr += chunk; });
         this.process.on('exit', (code, signal) => { this.exit = { code, signal }; });
@@ -160,7 +162,7 @@ export class LspClient {
 
     /** Spawn the server, `initialize` (with the workspace folder, if any) and send `initialized`. */
     static async start(options: LspClientOptions = {}): Promise<LspClient> {
-        const client = new LspClient(options.server ?? [CLI, 'lsp', ...(options.args ?? [])], options.cwd ?? ROOT);
+        const client = new LspClient(options.server ?? [CLI, 'lsp', ...(options.args ?? [])], options.cwd ?? ROOT, options.env);
         const rootUri = options.rootPath ? fileUri(options.rootPath) : null;
         const params: lsp.InitializeParams = {
             processId: process.pid,
