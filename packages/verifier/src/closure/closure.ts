@@ -11,7 +11,7 @@ import {
 import { exprText, hasPrime as hasPrimeExpr, mentionsThis, translate } from '../spec/translate.js';
 import { visit } from '../model/visit.js';
 import { userDisjuncts } from '../infer/infer.js';
-import { atomExpr, atomKey, atomText, type Atom, type Namer } from '../infer/atoms.js';
+import { atomExpr, atomKey, atomPath, atomText, type Atom, type Namer } from '../infer/atoms.js';
 import { envState } from '../encode/env-step.js';
 import { Formulas, PRELUDE, type Ground, type State } from '../encode/formulas.js';
 
@@ -59,6 +59,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         const w = c.elements ? () => 'elements' as const : what;
         append(derived, derivedCandidates(vocab, g, w));
         append(derived, exclusionCandidates(vocab, g, w));
+        append(derived, stabilizedCandidates(vocab, g, guards, w));
     }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     append(derived, clauseParts(vocab, own));
@@ -284,7 +285,26 @@ function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: 
     if (!g || g.inferred) return [];
     const ds = userDisjuncts(g.clauses);
     if (ds === 'any' || ds.length < 2) return [];
-    // what this thread may know that no other thread's disjunct survives
+    const combos = killerCombos(ds);
+    if (!combos) return [];
+    const f = g.field;
+    const out: Conjunct[] = [];
+    for (const c of combos) {
+        const k = killerCondition(vocab, c, f);
+        out.push(guarded(vocab, f, k.text, (state, tid, obj) => translate(k.cond, stateCtx(vocab, tid, state, obj)), [...mapsOfExpr(k.cond, vocab)], what(f)));
+    }
+    return out;
+}
+
+/**
+ * What this thread may know that no other thread satisfies any disjunct of a
+ * guard: one fact against each disjunct (`tid == T` against `tid == T`,
+ * `m.holder == tid` against `m.holder == tid`, `!useB` against `useB`), and
+ * their combinations (at most MAX_EXCLUSIONS). Undefined when some disjunct
+ * has no such fact.
+ */
+function killerCombos(ds: ReturnType<typeof userDisjuncts>): Atom[][] | undefined {
+    if (ds === 'any' || ds.length === 0) return undefined;
     const killers = ds.map(d => d.atoms.flatMap((a): Atom[] => {
         switch (a.k) {
             case 'eqTid': return [a];
@@ -294,7 +314,7 @@ function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: 
             default: return [];
         }
     }));
-    if (killers.some(k => k.length === 0)) return [];
+    if (killers.some(k => k.length === 0)) return undefined;
     let combos: Atom[][] = [[]];
     for (const k of killers) {
         const next: Atom[][] = [];
@@ -304,14 +324,67 @@ function exclusionCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: 
         }
         combos = next.slice(0, MAX_EXCLUSIONS);
     }
-    const f = g.field;
+    return combos;
+}
+
+/** A combination of killer atoms of f's guard as one condition (`this` is f's object). */
+function killerCondition(vocab: Vocabulary, atoms: Atom[], f: FieldModel): { cond: Expr; text: string } {
     const n: Namer = { field: id => vocab.fields.get(id), threadName: id => vocab.program.threads.find(t => t.id === id)?.name ?? String(id), thisClass: f.isStatic ? undefined : f.owner };
+    const exprs = atoms.map(a => atomExpr(a, n, f.nameRange));
+    const cond = exprs.reduce((x, y): Expr => ({ kind: 'binary', op: '&&', left: x, right: y, type: { kind: 'boolean' }, range: f.nameRange }));
+    return { cond, text: atoms.map(a => atomText(a, n)).join(' && ') };
+}
+
+const MAX_STABILIZED = 16;
+
+/**
+ * "While what an atom reads cannot change, the atom stays false": for a conjunct
+ * A of f's guard that reads shared state (double buffering's `this == back` in
+ * `writable_if tid == Writer && this == back`), `K && !(A) ==> f unchanged`,
+ * where K is what this thread may know that no other thread may write what A
+ * reads (`lock.holder == tid`, from `back`'s guard `lock.holder == tid && ...`).
+ * `!(A) ==> f unchanged` alone is not transitive (back may change, then the
+ * writer writes), and E* then loses f's protection entirely. Only the killers
+ * of globals and static fields are used (an instance field's guard speaks of
+ * its own object), and final ones need none.
+ */
+function stabilizedCandidates(vocab: Vocabulary, g: Guard | undefined, guards: Map<string, Guard>, what: (f: FieldModel) => Unchanged): Conjunct[] {
+    if (!g || g.inferred) return [];
+    const parts = (e: Expr): Expr[] => (e.kind === 'binary' && e.op === '&&' ? [...parts(e.left), ...parts(e.right)] : [e]);
     const out: Conjunct[] = [];
-    for (const c of combos) {
-        const exprs = c.map(a => atomExpr(a, n, f.nameRange));
-        const cond = exprs.reduce((x, y): Expr => ({ kind: 'binary', op: '&&', left: x, right: y, type: { kind: 'boolean' }, range: f.nameRange }));
-        const maps = [...mapsOfExpr(cond, vocab)];
-        out.push(guarded(vocab, f, c.map(a => atomText(a, n)).join(' && '), (state, tid, obj) => translate(cond, stateCtx(vocab, tid, state, obj)), maps, what(f)));
+    for (const clause of g.clauses) for (const a of parts(clause.expr)) {
+        if (hasPrimeExpr(a) || mapsOfExpr(a, vocab).size === 0) continue;
+        // the variables A reads, each with the conditions that keep it stable
+        const reads = new Set<string>();
+        let simple = true;
+        visit(a, x => {
+            if (x.kind === 'global') reads.add(x.field);
+            else if (x.kind === 'field' || x.kind === 'index' || x.kind === 'holder') simple = false;
+        });
+        if (!simple || reads.size === 0) continue;
+        let combos: Array<{ conds: Expr[]; texts: string[] }> = [{ conds: [], texts: [] }];
+        for (const id of reads) {
+            const v = vocab.fields.get(id);
+            if (!v) { combos = []; break; }
+            if (v.isFinal) continue;
+            const gv = guards.get(id);
+            const ks = gv && !gv.inferred ? killerCombos(userDisjuncts(gv.clauses)) : undefined;
+            const usable = (ks ?? []).filter(k => k.every(x => atomPath(x).base.k !== 'this' && atomPath(x).base.k !== 'local'));
+            const next: typeof combos = [];
+            for (const c of combos) for (const k of usable) {
+                const kc = killerCondition(vocab, k, v);
+                next.push({ conds: [...c.conds, kc.cond], texts: [...c.texts, kc.text] });
+            }
+            combos = next.slice(0, MAX_EXCLUSIONS);
+        }
+        for (const c of combos) {
+            if (c.conds.length === 0) continue; // every read is final: derivedCandidates has `!(A)`
+            const notA: Expr = { kind: 'unary', op: '!', operand: a, type: { kind: 'boolean' }, range: a.range };
+            const cond = [...c.conds, notA].reduce((x, y): Expr => ({ kind: 'binary', op: '&&', left: x, right: y, type: { kind: 'boolean' }, range: a.range }));
+            const label = `${c.texts.join(' && ')} && !(${exprText(a)})`;
+            out.push(guarded(vocab, g.field, label, (state, tid, obj) => translate(cond, stateCtx(vocab, tid, state, obj)), [...mapsOfExpr(cond, vocab)], what(g.field)));
+            if (out.length >= MAX_STABILIZED) return out;
+        }
     }
     return out;
 }
