@@ -92,6 +92,18 @@ thread W[*] { hits = hits + 1; }
         assert.deepEqual([...inf.unprotected.keys()], ['hits']);
     });
 
+    it('a write inside atomic is said to be inside atomic, not "holding nothing" (it excludes only other atomic blocks)', async () => {
+        const inf = inferAnnotations(await model(`
+int x = 0;
+int y = 0;
+thread A[*] { atomic { x = x + 1; } y = y + 1; }
+thread B { int r = x; }
+`));
+        const held = (field: string) => inf.program.unprotected?.find(u => u.field === field)?.sites.map(s => s.held);
+        assert.deepEqual(held('x'), ['inside atomic']);
+        assert.deepEqual(held('y'), ['holding nothing']);
+    });
+
     it('what the user wrote wins: fields with a writable_if or an environment clause get nothing', async () => {
         assert.deepEqual(await guards(`
 //@ environment m == tid ==> m' == m;

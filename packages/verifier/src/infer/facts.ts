@@ -41,6 +41,8 @@ export interface WriteSite {
     value?: Const | 'tid';
     /** It adds a non-negative constant to the value the thread read of the location (`x++`, `x = x + 1`, `c = x; x = c + 2`). */
     increment?: boolean;
+    /** Every time it runs, inside an `atomic` block (for messages: not "holding nothing"). */
+    atomic?: boolean;
 }
 
 export function siteKey(r: Range): string {
@@ -388,10 +390,11 @@ export class FactAnalysis {
         }
         const old = this.sites.get(key);
         if (!old) {
-            this.sites.set(key, { field, elements, threads: this.runner.threads, atoms, range, value, increment });
+            this.sites.set(key, { field, elements, threads: this.runner.threads, atoms, range, value, increment, atomic: this.inAtomic || undefined });
             return;
         }
         old.increment = old.increment && increment;
+        if (!this.inAtomic) old.atomic = undefined;
         if (old.value !== undefined && (value === undefined || valueKey(value) !== valueKey(old.value))) old.value = undefined;
         const keys = new Set(atoms.map(atomKey));
         old.atoms = old.atoms.filter(a => keys.has(atomKey(a)));

@@ -334,7 +334,10 @@ export function heldText(atoms: Atom[], n: Namer): string {
 /** "by T1, holding Mutex.m" */
 function siteText(s: WriteSite, n: Namer, program: ProgramModel): string {
     const who = s.threads ? s.threads.map(id => program.threads.find(t => t.id === id)?.name ?? String(id)).join(' or ') : undefined;
-    return `${who ? `by ${who}, ` : ''}${heldText(s.atoms, n)}`;
+    const held = heldText(s.atoms, n);
+    // a write inside `atomic` excludes the other threads' atomic blocks, not their plain accesses
+    const how = !s.atomic ? held : s.atoms.length === 0 ? 'inside atomic' : `${held}, inside atomic`;
+    return `${who ? `by ${who}, ` : ''}${how}`;
 }
 
 function pathName(p: Path, n: Namer): string {
