@@ -1389,6 +1389,22 @@ class Account {
         ]);
     });
 
+    it('a field declared inside an annotation comment without ghost: one error at its type, saying to write ghost or move it out', async () => {
+        const src = `
+class Counter {
+  //@ int seen = 0;
+  int n = 0;
+}
+//@ static boolean[] marks;
+thread T { int y = 1; }`;
+        await expectDiagnostics(src, [
+            err(src, 'int', 'syntax', /^Syntax error: a field declared inside an annotation comment must be a ghost field: write 'ghost int seen' \(specification only\), or declare it outside the comment\.$/, { in: 'int seen' }),
+            err(src, 'boolean', 'syntax', /^Syntax error: a field declared inside an annotation comment must be a ghost field: write 'ghost boolean\[\] marks' \(specification only\), or declare it outside the comment\.$/),
+        ]);
+        // with ghost: nothing
+        await expectDiagnostics(src.replace('//@ int', '//@ ghost int').replace('//@ static boolean[]', '//@ ghost boolean'), []);
+    });
+
     it('an annotation that starts with a misspelled clause keyword is one error at the word', async () => {
         const a = `
 class Counter {

@@ -412,6 +412,33 @@ function memberWithoutType(tokens: IToken[], offset: number): { name: string; co
     return { name: name.image, constructor: false };
 }
 
+const MODIFIERS = new Set(['static', 'final', 'volatile']);
+
+/**
+ * The declaration `[modifiers] T [[]] name` that opens the annotation comment
+ * the error token is in (`//@ int g = 0;`), if it does (without `ghost`).
+ */
+function declarationInAnnotation(tokens: IToken[], at: IToken): { type: IToken; text: string } | undefined {
+    if (Number.isNaN(at.startOffset)) return undefined;
+    let i = tokens.findIndex(t => t.startOffset >= at.startOffset);
+    if (i < 0) i = tokens.length;
+    // back to the opener of the annotation, if the error is inside one
+    let k = i - 1;
+    if (i < tokens.length && (tokens[i].tokenType.name === '//@' || tokens[i].tokenType.name === '/*@')) return undefined;
+    while (k >= 0 && !['//@', '/*@', 'ANNOT_EOL', '*/'].includes(tokens[k].tokenType.name)) k--;
+    if (k < 0 || (tokens[k].tokenType.name !== '//@' && tokens[k].tokenType.name !== '/*@')) return undefined;
+    let j = k + 1;
+    while (j < tokens.length && MODIFIERS.has(tokens[j].tokenType.name)) j++;
+    const type = tokens[j];
+    if (!type || !['int', 'boolean', 'ID'].includes(type.tokenType.name)) return undefined;
+    let n = j + 1;
+    while (tokens[n]?.tokenType.name === '[' && tokens[n + 1]?.tokenType.name === ']') n += 2;
+    const name = tokens[n];
+    const after = tokens[n + 1]?.tokenType.name;
+    if (name?.tokenType.name !== 'ID' || !(after === '=' || after === ';' || after === 'ANNOT_EOL' || after === '*/')) return undefined;
+    return { type, text: tokens.slice(j, n + 1).map(t => t.image).join(' ').replace(/ \[ \]/g, '[]') };
+}
+
 function describeParserError(e: IRecognitionException, allTokens: () => IToken[]): { range: Range; message: string } {
     const token = e.token;
     let range = tokenRange(token);
@@ -427,6 +454,15 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
     }
     const m = e.message;
     const found = describeToken(token);
+
+    // `//@ int g = 0;`: a field declared inside an annotation comment, which only ghost fields may be.
+    const declared = declarationInAnnotation(allTokens(), token);
+    if (declared) {
+        return {
+            range: tokenRange(declared.type) ?? range,
+            message: `Syntax error: a field declared inside an annotation comment must be a ghost field: write 'ghost ${declared.text}' (specification only), or declare it outside the comment.`,
+        };
+    }
 
     // `//@ invariant x = 0;`, `if (x = 1)`: an assignment where a condition was expected.
     if (token.image === '=') {
