@@ -58,6 +58,24 @@ describe('witnesses in calvin check', () => {
         assert.deepEqual([...new Set(race.witness!.steps.map(s => s.thread))].sort(), ['T1', 'T2']);
     });
 
+    it('a confirmed witness replaces the modular counterexample\'s bracketed values in the message (they would contradict its own)', () => {
+        const messages = (args: string[]) => {
+            const r = calvin(['check', '--format', 'json', ...args, file]);
+            const report = JSON.parse(r.stdout) as { diagnostics: Array<{ line: number; column: number; code: string; severity: string; message: string; witness?: { status: string } }> };
+            return new Map(report.diagnostics.filter(d => d.severity === 'error').map(d => [`${d.line}:${d.column}:${d.code}`, d]));
+        };
+        const without = messages(['--no-witness']);
+        const withWitness = messages([]);
+        assert.deepEqual([...withWitness.keys()], [...without.keys()]);
+        assert.ok([...without.values()].some(d => / \[.* = .*\]/.test(d.message)), 'the modular check gives values');
+        for (const [k, d] of withWitness) {
+            assert.equal(d.witness?.status, 'confirmed', k);
+            assert.doesNotMatch(d.message, / \[.* = .*\]/, k);
+            // the rest of the message is the same
+            assert.equal(without.get(k)!.message.replace(/ \[.*\]/, ''), d.message);
+        }
+    });
+
     it('text: the interleaving under the diagnostic, as numbered steps', () => {
         const r = calvin(['check', file]);
         assert.equal(r.status, 1, r.stderr);

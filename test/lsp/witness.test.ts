@@ -29,6 +29,8 @@ describe('witnesses in the editor', () => {
         await client.open(uri, fs.readFileSync(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'), 'utf8'));
         const first = await client.checksDone(uri, 120_000, 5);
         assert.ok(first.some(d => d.code === 'assert'));
+        // before its witness, a diagnostic gives the modular check's values
+        assert.ok(first.some(d => / \[.* = .*\]/.test(d.message)), JSON.stringify(first.map(d => d.message)));
         // (the status says when every witness search of a check has finished)
         const ready = () => {
             const st = client.status.get(uri) as { checks: Array<{ name: string; witnesses?: string }> } | undefined;
@@ -40,6 +42,8 @@ describe('witnesses in the editor', () => {
         for (const d of diags) {
             const w = (d.data as { witness: { status: string; steps: Array<{ line: number; thread: string }> } }).witness;
             assert.equal(w.status, 'confirmed', JSON.stringify(d));
+            // with it, they are left out (the witness's steps give the real program's values)
+            assert.doesNotMatch(d.message, / \[.* = .*\]/);
             const steps = (d.relatedInformation ?? []).filter(r => r.message.startsWith('witness '));
             assert.equal(steps.length, w.steps.length, 'every step is a related location');
             assert.match(steps[0].message, /^witness 1\. (T1|T2): /);

@@ -155,6 +155,7 @@ async function verifyGroup(group: LangiumDocument[], Calvin: CalvinServices, fil
             const w = await search.find(d).catch(e => ({ status: 'not-confirmed' as const, bounds: { loops: 0, switches: 0, copies: 0, inlineDepth: 0 }, reason: `the witness search failed: ${oneLine(e)}`, timeMs: 0 }));
             const j = witnessJson(w);
             cli.witness = { ...j, steps: j.steps.map(st => ({ ...st, file: fileOf(st.file) })) };
+            if (w.status === 'confirmed') cli.message = diagnosticText(d, true);
         }
         return cli;
     });

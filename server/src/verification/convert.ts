@@ -86,7 +86,8 @@ export function shownOf(result: CheckResult, witnesses?: Map<string, WitnessResu
                 related.push({ location: { uri: d.range.file, range: lspRange(d.range) }, message: `witness: ${w.reason}` });
             }
         }
-        return { uri: d.range.file, diagnostic: { ...lsp, relatedInformation: related.length > 0 ? related : undefined, data } };
+        const message = w && w !== 'pending' && w.status === 'confirmed' ? diagnosticText(d, true) : lsp.message;
+        return { uri: d.range.file, diagnostic: { ...lsp, message, relatedInformation: related.length > 0 ? related : undefined, data } };
     });
 }
 

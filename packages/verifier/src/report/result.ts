@@ -23,10 +23,17 @@ export interface VDiagnostic {
     inferred?: InferredRef;
 }
 
-/** A diagnostic as a user reads it: the message, then the counterexample in brackets, then the hint. */
-export function diagnosticText(d: VDiagnostic): string {
+/**
+ * A diagnostic as a user reads it: the message, then the counterexample in
+ * brackets, then the hint. With a confirmed witness, no brackets: the
+ * counterexample is the modular check's (other threads' steps are arbitrary
+ * environment steps there), and its values would contradict the witness's,
+ * which are the real program's and are shown with it.
+ */
+export function diagnosticText(d: VDiagnostic, witnessConfirmed = false): string {
     const c = d.counterexample;
     if (!c) return d.message;
+    if (witnessConfirmed) return `${d.message}${c.hint ?? ''}`;
     const parts = [c.values.map(v => `${v.name} = ${v.value}`).join(', '), ...c.notes].filter(x => x !== '');
     return `${d.message}${parts.length > 0 ? ` [${parts.join('; ')}]` : ''}${c.hint ?? ''}`;
 }
