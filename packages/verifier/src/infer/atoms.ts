@@ -104,7 +104,7 @@ export function printable(p: Path): boolean {
 }
 
 /**
- * Whether another thread j (j != tid, j != 0) can satisfy the atom `theirs`
+ * Whether another thread j (j != tid, j > 0: thread ids are positive) can satisfy the atom `theirs`
  * (read with tid := j) in a state where this thread's atom `mine` holds:
  * false when the two contradict.
  */
@@ -112,17 +112,18 @@ export function compatible(mine: Atom, theirs: Atom): boolean {
     if (mine.k === 'alias' || theirs.k === 'alias') return true;
     if (!samePath(atomPath(mine), atomPath(theirs))) return true;
     if (mine.k === 'held' || theirs.k === 'held') return !(mine.k === 'held' && theirs.k === 'held');
-    const isZero = (c: Const) => (c.k === 'int' && c.v === 0n);
+    // (no thread id is 0 or negative: `loc == -1` excludes every thread)
+    const notAnId = (c: Const) => (c.k === 'int' && c.v <= 0n);
     switch (mine.k) {
         case 'eqTid':
-            // loc == tid (≠ 0) against loc == j, loc == 0
+            // loc == tid (> 0) against loc == j, loc == 0 (or below)
             if (theirs.k === 'eqTid') return false;
-            if (theirs.k === 'eq' && isZero(theirs.c)) return false;
+            if (theirs.k === 'eq' && notAnId(theirs.c)) return false;
             return true;
         case 'eq':
             if (theirs.k === 'eq') return constKey(mine.c) === constKey(theirs.c);
             if (theirs.k === 'ne') return constKey(mine.c) !== constKey(theirs.c);
-            if (theirs.k === 'eqTid') return !isZero(mine.c);
+            if (theirs.k === 'eqTid') return !notAnId(mine.c);
             return true;
         case 'ne':
             if (theirs.k === 'eq') return constKey(mine.c) !== constKey(theirs.c);

@@ -206,7 +206,7 @@ export function guardTerm(vocab: Vocabulary, g: Guard, state: string | undefined
     return T.and(...g.clauses.map(c => translate(c.expr, stateCtx(vocab, tid, state, obj))));
 }
 
-/** "Another thread may write f here": `\exists int j; j != 0 && j != tid && P[tid := j]`, in a state. */
+/** "Another thread may write f here": `\exists int j; j > 0 && j != tid && P[tid := j]`, in a state. */
 export function otherMayWrite(vocab: Vocabulary, g: Guard, state: string | undefined, tid: Term, obj: Term | undefined): Term {
     return existsOtherThread(tid, j => guardTerm(vocab, g, state, j, obj));
 }
@@ -265,7 +265,7 @@ export function unchangedWhile(vocab: Vocabulary, f: FieldModel, what: 'field' |
 
 /**
  * The derived conjunct of a `writable_if P` (language.md §6):
- * `f' != f ==> (\exists int j; j != 0 && j != tid; P[tid := j])`, for every
+ * `f' != f ==> (\exists int j; j > 0 && j != tid; P[tid := j])`, for every
  * published object of the class for an instance field. As frames: f keeps its
  * value where no other thread's guard holds. (The elements of the array f
  * references: `elementsConjunct`.)
@@ -285,7 +285,7 @@ export function writableConjunct(vocab: Vocabulary, g: Guard): Conjunct {
 
 /**
  * The derived conjunct for the elements of the arrays an array-typed field f
- * owns: `a[i]' != a[i] ==> (\exists int j; j != 0 && j != tid; P[tid := j, this := o])`
+ * owns: `a[i]' != a[i] ==> (\exists int j; j > 0 && j != tid; P[tid := j, this := o])`
  * for the object o whose f references a (language.md §6), with P f's
  * `writable_if` or the guard inferred from the threads that write the
  * elements. As frames: an element keeps its value where the object that
@@ -307,18 +307,18 @@ export function elementsConjunct(vocab: Vocabulary, g: Guard): Conjunct {
 }
 
 /**
- * `lhs ==> (\exists int j; j != 0 && j != tid; P[tid := j])` as Calvin text,
+ * `lhs ==> (\exists int j; j > 0 && j != tid; P[tid := j])` as Calvin text,
  * with the substitution done (j renamed if P already uses it), so that it can
  * be pasted into an annotation.
  */
 export function otherThreadText(lhs: string, guard: string): string {
     let j = 'j';
     for (let n = 1; new RegExp(`\\b${j}\\b`).test(guard); n++) j = `j${n}`;
-    return `${lhs} ==> (\\exists int ${j}; ${j} != 0 && ${j} != tid; ${guard.replace(/\btid\b/g, j)})`;
+    return `${lhs} ==> (\\exists int ${j}; ${j} > 0 && ${j} != tid; ${guard.replace(/\btid\b/g, j)})`;
 }
 
 /**
- * `\exists int j; j != 0 && j != tid && P(j)`: eliminated where P pins j down
+ * `\exists int j; j > 0 && j != tid && P(j)`: eliminated where P pins j down
  * (`j == e` in every disjunct, as in `tid == Producer && ...` or `o.holder == tid`).
  */
 export function existsOtherThread(tid: Term, p: (j: Term) => Term): Term {
@@ -326,14 +326,14 @@ export function existsOtherThread(tid: Term, p: (j: Term) => Term): Term {
     const body = p(j);
     const elim = eliminate(body, j, tid);
     if (elim) return elim;
-    return T.exists([{ name: 'j!w', sort: 'Int' }], T.and(T.ne(j, T.int(0)), T.ne(j, tid), body));
+    return T.exists([{ name: 'j!w', sort: 'Int' }], T.and(T.cmp('>', j, T.int(0)), T.ne(j, tid), body));
 }
 
 function mentions(t: Term, name: string): boolean {
     return T.freeVars(t).has(name);
 }
 
-/** \exists j (j != 0, j != tid). body — without the quantifier, or undefined when j is not pinned down. */
+/** \exists j (j > 0, j != tid). body — without the quantifier, or undefined when j is not pinned down. */
 function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term | undefined {
     if (!mentions(body, j.name)) return body;
     if (body.t !== 'app') return undefined;
@@ -351,7 +351,7 @@ function eliminate(body: Term, j: Extract<Term, { t: 'var' }>, tid: Term): Term 
             const [l, r] = c.args;
             const e = l.t === 'var' && l.name === j.name && !mentions(r, j.name) ? r
                 : r.t === 'var' && r.name === j.name && !mentions(l, j.name) ? l : undefined;
-            if (e) return T.and(T.ne(e, T.int(0)), T.ne(e, tid), T.substitute(body, new Map([[j.name, e]])));
+            if (e) return T.and(T.cmp('>', e, T.int(0)), T.ne(e, tid), T.substitute(body, new Map([[j.name, e]])));
         }
     }
     return undefined;
