@@ -135,10 +135,10 @@ thread Audit { synchronized (a) { int b = a.bal; } }
 `);
         const d = r.diagnostics.find(x => x.code === 'race' && x.message.includes('violates'))!;
         assert.match(diagnosticText(d), /tid = 1 \(Teller\)/);
-        assert.match(diagnosticText(d), /a\.holder = (0 \(free\)|2 \(Audit\)|[3-9]\d*)\b/); // (a holder that is no thread of the program is shown as a number)
+        assert.match(diagnosticText(d), /a\.holder = (0 \(free\)|2 \(Audit\)|[3-9]\d*\b)/); // (a holder that is no thread of the program is shown as a number)
     });
 
-    it('a method that may return before a step that changes nothing suggests `witness step K`', async () => {
+    it('a read while a step that changes nothing holds observes it: the method returns having taken it, with no `witness step`', async () => {
         const r = await check(`
 //@ environment ready ==> ready';
 //@ writable_if tid == S;
@@ -148,11 +148,22 @@ void peek() { boolean r = ready; }
 thread S { ready = true; }
 thread W { while (!ready) { } peek(); }
 `);
-        assert.deepEqual(errors(r), ['6:abstraction']);
-        assert.match(diagnosticText(r.diagnostics.find(d => d.code === 'abstraction')!), /step 1 \('ready'\) never happened; if a statement that only reads performs it, mark it with '\/\/@ witness step 1;'/);
+        assert.deepEqual(errors(r), []);
+        // a path with no operation at all takes no step: the hint names the step that never happened
+        const none = await check(`
+//@ environment ready ==> ready';
+//@ writable_if tid == S;
+volatile boolean ready = false;
+/*@ abstraction { requires ready; step [] ready; } */
+void peek() { int r = 0; }
+thread S { ready = true; }
+thread W { while (!ready) { } peek(); }
+`);
+        assert.deepEqual(errors(none), ['6:abstraction']);
+        assert.match(diagnosticText(none.diagnostics.find(d => d.code === 'abstraction')!), /step 1 \('ready'\) never happened/);
     });
 
-    it('any step that allows "nothing changes" gets the `witness step K` hint, whatever its frame', async () => {
+    it('a read observes any step that allows "nothing changes", whatever its frame; a step that must change is not observed', async () => {
         const r = await check(`
 //@ writable_if tid == T;
 int x = 0;
@@ -164,10 +175,8 @@ void any() { int k = x; }
 void inc() { int k = x; }
 thread T { same(); any(); inc(); }
 `);
-        assert.deepEqual(errors(r), ['5:abstraction', '7:abstraction', '9:abstraction']);
+        assert.deepEqual(errors(r), ['9:abstraction']);
         const text = (line: number) => diagnosticText(r.diagnostics.find(d => d.range.startLine + 1 === line)!);
-        assert.match(text(5), /step 1 \('x' == x'\) never happened; if a statement that only reads performs it, mark it with '\/\/@ witness step 1;'/);
-        assert.match(text(7), /mark it with '\/\/@ witness step 1;'/);
         // a step that must change x: no statement that only reads can perform it
         assert.doesNotMatch(text(9), /witness/);
     });

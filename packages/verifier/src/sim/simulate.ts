@@ -1,3 +1,4 @@
+import { visit } from '../model/visit.js';
 import { append } from '../smt/append.js';
 import type { Action, MethodModel, Range, Type } from '../model/program.js';
 import { sameType } from '../model/program.js';
@@ -45,6 +46,17 @@ export interface AbstractionTarget {
 }
 
 const PC = 'pc';
+/**
+ * An observation of the abstraction's next step since the last step: an
+ * operation that changed nothing visible to the other threads and that the
+ * step allowed as it was (`step [max] v <= max ==> max' == max`, read as
+ * `cur = max; if (v <= cur) return;`). It is a stutter when it happens (a
+ * plain read is, unless `witness step N` says otherwise), but a body that then
+ * returns with only that step missing did take it there: every operation
+ * after it was a stutter too, which the same stutter relation allows after
+ * the step. So the check at a return accepts pc == n when one happened.
+ */
+const OBS = 'observed~';
 /** Whether commands run before the threads start (the field initializers) or with them. */
 type Phase = 'init' | 'threads';
 const ENTRY = 'entry';
@@ -98,6 +110,7 @@ export class Simulator {
         const abs = m.abstraction!;
         this.maps = this.usedMaps(body, abs);
         this.locals.set(PC, { name: PC, sort: 'Int' });
+        this.locals.set(OBS, { name: OBS, sort: 'Bool' });
         // The specification speaks of the caller's arguments: the parameters' values at entry, kept
         // in copies the body cannot assign (a body may reuse a parameter as a variable).
         const assigned = assignedLocals(body);
@@ -142,6 +155,7 @@ export class Simulator {
         append(out, this.invariantTerms().map(cond => ({ k: 'assume', cond }) as SCmd));
         for (const r of abs.requires) out.push({ k: 'assume', cond: translate(r.expr, ctx) });
         out.push({ k: 'local', var: PC, value: T.int(1) });
+        out.push({ k: 'local', var: OBS, value: T.FALSE });
         out.push({ k: 'snapshot', name: ENTRY });
         this.inputs = [...target.params, ...entry, ...(target.thisTerm?.t === 'var' ? [target.thisTerm.name] : [])];
         for (const id of this.inputs) this.defined.add(id);
@@ -590,10 +604,10 @@ export class Simulator {
         }
         const head: SCmd[] = [];
         const assigned = [...analysis.assignedLocals].filter(l => this.locals.has(l));
-        if (this.abs && analysis.hasOps) assigned.push(PC);
+        if (this.abs && analysis.hasOps) assigned.push(PC, OBS);
         // (a local first defined inside the body, such as the temporary of a read there, is
         // defined anew before each use: its value at the head is never read)
-        const scratch = assigned.filter(l => !this.defined.has(l) && l !== PC);
+        const scratch = assigned.filter(l => !this.defined.has(l) && l !== PC && l !== OBS);
         if (assigned.length > 0) head.push({ k: 'havocLocal', vars: [...new Set(assigned)], ...(scratch.length > 0 ? { scratch } : {}) });
         if (analysis.hasOps && phase === 'threads') {
             const step = this.envStep(star, { residual: true, invariants: false });
@@ -655,6 +669,8 @@ export class Simulator {
             ...(analysis.publications.length > 0 ? this.unlinkedSinceEntry(entry, analysis.freshLocals) : []),
             ...this.allocatedSinceEntry(entry, analysis.freshLocals),
             ...(phase === 'threads' ? this.publishedLocals(assigned.filter(l => !scratch.includes(l))) : []),
+            ...(this.abs && analysis.hasOps ? this.postconditionsAfterLastStep() : []),
+            ...(this.abs && analysis.hasOps ? [{ cond: T.v(OBS, 'Bool'), text: 'the next step was observed' }] : []),
         ];
         for (const cand of [...candidates, ...own]) {
             invariants.push({
@@ -668,6 +684,27 @@ export class Simulator {
         this.privateLocals = publishesAny ? new Set() : entryPrivate;
         for (const f of analysis.freshLocals) this.privateLocals.delete(f);
         return [{ k: 'snapshot', name: entry }, { k: 'loop', label: c.label, head, invariants, body }];
+    }
+
+    /**
+     * Houdini candidates of a loop in a method checked against its abstraction: once every step
+     * happened (pc == n+1), each postcondition holds (a retry loop whose failed try was the
+     * step, as its value already satisfied it: the next iteration must not try again).
+     */
+    private postconditionsAfterLastStep(): Candidate[] {
+        const abs = this.abs!;
+        const a = abs.method.abstraction!;
+        const n = a.steps.length;
+        if (n === 0) return [];
+        const ctx: TrContext = { ...abs.ctx, pre: undefined, old: { ...abs.ctx, pre: ENTRY } };
+        const out: Candidate[] = [];
+        for (const e of a.ensures) {
+            let result = false;
+            visit(e.expr, x => { if (x.kind === 'result') result = true; });
+            if (result) continue;
+            out.push({ cond: T.implies(T.eq(T.v(PC, 'Int'), T.int(n + 1)), translate(e.expr, ctx)), text: `pc == ${n + 1} ==> ${e.text}` });
+        }
+        return out;
     }
 
     /**
@@ -1127,7 +1164,7 @@ export class Simulator {
             if (![...c.maps].some(v => written.has(v))) continue;
             if (![...c.maps].every(v => this.maps.includes(v))) continue;
             const rel = T.rebase(T.substitute(c.relation, new Map([['tid', j]])), new Map([[EPRE, pre], [EPOST, undefined]]));
-            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.ne(j, T.int(0)), T.ne(j, this.spec.tid)), atWrittenObjects(rel, writes)));
+            const cond = T.forall([{ name: 'j!g', sort: 'Int' }], T.implies(T.and(T.cmp('>', j, T.int(0)), T.ne(j, this.spec.tid)), atWrittenObjects(rel, writes)));
             out.push({
                 k: 'assert', cond, check: this.check({
                     code: 'env', range: op.range, chain: op.chain,
@@ -1257,11 +1294,23 @@ export class Simulator {
         const privateAtPre = (o: Term) => vocab.has(ALLOC) ? T.or(T.not(allocated(o, pre)), T.eq(ownerOf(o, pre), this.spec.tid)) : T.FALSE;
         const visible = T.or(...writes.filter(w => !['holder', 'alloc', 'owner', 'linked'].includes(vocab.stateVar(w.map).kind))
             .map(w => w.keys && w.keys.length > 0 ? T.not(privateAtPre(w.keys[0])) : T.TRUE));
-        const takes = witness !== undefined || op.kind === 'atomic' ? allowed : T.and(visible, allowed);
+        // An operation that changes nothing is an observation of the next step it satisfies
+        // (`OBS`), not the step: a failed attempt of a retry loop, a read that returns early. An
+        // operation that changes something and that the next step does not allow, after an
+        // observation, is the step after it: the observation was the next step (a write that
+        // left its location unchanged, then the following step).
+        const obs = T.v(OBS, 'Bool');
+        const changes = T.not(noChange);
+        const skip = witness !== undefined || n < 2 ? T.FALSE
+            : T.and(T.cmp('<', pc, T.int(n)), ...a.steps.slice(1).map((_, i) => T.implies(T.eq(pc, T.int(i + 1)), stepOk(i + 1))));
+        const takes = witness !== undefined ? allowed : op.kind === 'atomic' ? allowed : T.and(visible, changes, allowed);
+        const skips = witness !== undefined ? T.FALSE : T.and(T.not(takes), obs, op.kind === 'atomic' ? T.TRUE : T.and(visible, changes), skip);
         const tk = this.name('step~');
         this.locals.set(tk, { name: tk, sort: 'Bool' });
         const sv = this.name('stutters~');
         this.locals.set(sv, { name: sv, sort: 'Bool' });
+        const sk = this.name('skips~');
+        this.locals.set(sk, { name: sk, sort: 'Bool' });
         const name = abs.method.name;
         const info: CheckInfo = {
             code: 'abstraction', range: op.range, chain: op.chain,
@@ -1275,9 +1324,12 @@ export class Simulator {
         const explain = T.and(...a.steps.map(s => actionPredicate(s, ctx)));
         return [
             { k: 'local', var: tk, value: takes },
+            { k: 'local', var: sk, value: skips },
             { k: 'local', var: sv, value: witness !== undefined ? T.FALSE : stutter },
-            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }, explain) },
-            { k: 'local', var: PC, value: T.ite(T.v(tk, 'Bool'), next, T.ite(T.v(sv, 'Bool'), pc, next)) },
+            { k: 'assert', cond: T.or(T.v(tk, 'Bool'), T.v(sk, 'Bool'), T.v(sv, 'Bool'), allowed), check: this.check(info, 'program', { op: op.id }, explain) },
+            // (a stutter that the next step allows as it is observes it; pc moves on otherwise, and the observation is forgotten)
+            { k: 'local', var: OBS, value: witness !== undefined ? T.FALSE : T.ite(T.or(T.v(tk, 'Bool'), T.v(sk, 'Bool'), T.not(T.v(sv, 'Bool'))), T.FALSE, T.or(obs, allowed)) },
+            { k: 'local', var: PC, value: T.ite(T.v(tk, 'Bool'), next, T.ite(T.v(sk, 'Bool'), T.arith('+', pc, T.int(2)), T.ite(T.v(sv, 'Bool'), pc, next))) },
         ];
     }
 
@@ -1354,7 +1406,7 @@ export class Simulator {
         }
         if (n > 0) {
             out.push({
-                k: 'assert', cond: T.eq(T.v(PC, 'Int'), T.int(n + 1)), check: this.check({
+                k: 'assert', cond: T.or(T.eq(T.v(PC, 'Int'), T.int(n + 1)), T.and(T.eq(T.v(PC, 'Int'), T.int(n)), T.v(OBS, 'Bool'))), check: this.check({
                     code: 'abstraction', range, chain: [],
                     message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
                     show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
