@@ -60,6 +60,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
         append(derived, derivedCandidates(vocab, g, w));
         append(derived, exclusionCandidates(vocab, g, w));
         append(derived, stabilizedCandidates(vocab, g, guards, w));
+        append(derived, jointCandidates(vocab, g, what));
     }
     append(derived, crossCandidates(vocab, own, inv, guards, derived, what));
     append(derived, clauseParts(vocab, own));
@@ -104,6 +105,15 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     enable.forEach(e => f.decls.push(`(declare-const ${e} Bool)`));
     const asserts: Term[] = [tidConstraint];
     const s1: State = new Map(mapList.map(m => [m, f.arbitrary(m, 's1')]));
+    // The objects final globals name are objects of their class too: what is assumed of every
+    // object (class invariants) is instantiated at them as well (candidates about `lock.in1`).
+    for (const g of vocab.fields.values()) {
+        if (!g.isFinal || (g.owner !== undefined && !g.isStatic) || g.type.kind !== 'class') continue;
+        const name = s1.get(vocab.varOfField(g.id));
+        const key = typeKey(g.type);
+        if (!name || !key || !ground.has(key)) continue;
+        ground.get(key)!.push(T.v(name, 'Ref'));
+    }
     const scope = (states: Array<[string | undefined, State]>) => ({ states: new Map<string | undefined, State>(states), locals: new Map<string, Term>() });
     const assume = (t: Term, states: Array<[string | undefined, State]>) => {
         const g = f.ground(f.resolve(t, scope(states)), 'assume', ground);
@@ -335,6 +345,43 @@ function killerCondition(vocab: Vocabulary, atoms: Atom[], f: FieldModel): { con
     return { cond, text: atoms.map(a => atomText(a, n)).join(' && ') };
 }
 
+const MAX_JOINT = 8;
+
+/**
+ * "While a disjunct of f's guard holds for me, f and the globals the disjunct
+ * reads do not change", for a global or static f: locations whose stability
+ * depends on each other are stable together, neither alone (a hand-off slot:
+ * `owner` changes only while `full`, `full` only by the owner, so
+ * `tid == owner && !full` keeps both, and the payload the owner writes).
+ */
+function jointCandidates(vocab: Vocabulary, g: Guard | undefined, what: (f: FieldModel) => Unchanged): Conjunct[] {
+    if (!g || g.inferred || g.clauses.length !== 1 || (g.field.owner !== undefined && !g.field.isStatic)) return [];
+    const disjuncts = (e: Expr): Expr[] => (e.kind === 'binary' && e.op === '||' ? [...disjuncts(e.left), ...disjuncts(e.right)] : [e]);
+    const out: Conjunct[] = [];
+    for (const d of disjuncts(g.clauses[0].expr)) {
+        if (hasPrimeExpr(d) || mentionsThis(d)) continue;
+        const reads = new Set<string>();
+        let simple = true;
+        visit(d, x => {
+            if (x.kind === 'global') reads.add(x.field);
+            else if (x.kind === 'field' || x.kind === 'index') simple = false;
+        });
+        const others = [...reads].map(id => vocab.fields.get(id)).filter((v): v is FieldModel => v !== undefined && !v.isFinal && v.id !== g.field.id);
+        if (!simple || others.length === 0) continue;
+        const cond: StateCondition = (state, tid, obj) => translate(d, stateCtx(vocab, tid, state, obj));
+        const parts = [g.field, ...others].map(v => unchangedWhile(vocab, v, what(v), cond));
+        const maps = new Set<string>(mapsOfExpr(d, vocab));
+        for (const p of parts) for (const m of p.maps) maps.add(m);
+        const kept = [g.field, ...others].map(v => `${v.name}' == ${v.name}`).join(' && ');
+        out.push({
+            kind: 'candidate', origin: `derived for ${g.field.id}`, text: `${exprText(d)} ==> ${kept}`, field: g.field, maps,
+            frames: parts.flatMap(p => p.frames), relation: T.and(...parts.map(p => p.relation)),
+        });
+        if (out.length >= MAX_JOINT) break;
+    }
+    return out;
+}
+
 const MAX_STABILIZED = 16;
 
 /**
@@ -437,7 +484,17 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         // "A ==> f unchanged" adds nothing but queries)
         if (threadsOnly(vocab, guards.get(f.id))) continue;
         const sources: Array<{ e: Expr; cls?: string; premise?: boolean }> = [...atoms, ...premises.map(p => ({ ...p, premise: true }))];
-        for (const { e, cls, premise } of sources) {
+        // A class's flag about an object that a final global names (`lock.in1` for `final RW
+        // lock`) protects a global or static field as the flag of a global would: the atom at
+        // that object.
+        const atFinals: Array<{ e: Expr; cls?: string; premise?: boolean }> = [];
+        if (f.owner === undefined || f.isStatic) {
+            for (const src of sources) {
+                if (src.cls === undefined) continue;
+                for (const g of finalGlobalsOf(vocab, src.cls)) atFinals.push({ e: atObject(src.e, g), premise: src.premise });
+            }
+        }
+        for (const { e, cls, premise } of [...sources, ...atFinals]) {
             if (hasPrimeExpr(e)) continue;
             if (cls !== undefined && cls !== f.owner) continue;
             if (cls === undefined && !f.isStatic && mentionsThis(e)) continue;
@@ -454,6 +511,32 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
         }
     }
     return out;
+}
+
+/** The final globals (and final static fields) of a class type, as expressions. */
+function finalGlobalsOf(vocab: Vocabulary, cls: string): Expr[] {
+    const out: Expr[] = [];
+    for (const g of vocab.fields.values()) {
+        if (!g.isFinal || (g.owner !== undefined && !g.isStatic) || g.type.kind !== 'class' || g.type.name !== cls) continue;
+        out.push({ kind: 'global', field: g.id, primed: false, type: g.type, range: g.nameRange });
+        if (out.length >= 4) break;
+    }
+    return out;
+}
+
+/** An expression about `this` at another object (`this` replaced by `obj`). */
+function atObject(e: Expr, obj: Expr): Expr {
+    const sub = (x: Expr): Expr => {
+        if (x.kind === 'this') return obj;
+        const out: Record<string, unknown> = { ...x };
+        for (const [k, v] of Object.entries(x)) {
+            if (k === 'type' || k === 'range') continue;
+            if (v && typeof v === 'object' && 'kind' in (v as object) && 'type' in (v as object)) out[k] = sub(v as Expr);
+            else if (Array.isArray(v)) out[k] = v.map(y => (y && typeof y === 'object' && 'kind' in y && 'type' in y ? sub(y as Expr) : y));
+        }
+        return out as unknown as Expr;
+    };
+    return sub(e);
 }
 
 /**
