@@ -39,6 +39,7 @@ const MAX_CANDIDATES = 400;
 /** Boolean variables of a loop, and facts about each, that get candidates of the form `b ==> fact`. */
 const MAX_FLAGS = 3;
 const MAX_FLAG_FACTS = 12;
+const MAX_BOOL_ATOMS = 2;
 /** Terms taken from the assertions after a loop, at most. */
 const MAX_AFTER_ATOMS = 4;
 
@@ -80,6 +81,18 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const comparisons = new Map<string, Term>();
     const constants = new Set<bigint>([0n, 1n]);
     const stateAtoms = new Map<string, Extract<Term, { t: 'read' }>>();
+    // Boolean locations the loop stores to, or that an assertion after it reads (`l.w = true;
+    // ok = true;` in a retry loop, then `assert l.w;`): facts its flags may record (`ok ==> l.w`).
+    const boolAtoms = new Map<string, Term>();
+    // (a store's object is often a temporary that read it from a shared location: that location)
+    const defs = new Map<string, Term>();
+    const addBool = (t: Term) => {
+        if (t.t === 'read') t = T.read(t.map, t.keys.map(k => (k.t === 'var' && defs.get(k.name)) || k), t.sort);
+        if (boolAtoms.size >= MAX_BOOL_ATOMS || t.t !== 'read' || !usable(t)) return;
+        const sv = vocab.vars.get(t.map);
+        if (!sv || sv.kind !== 'field' && sv.kind !== 'global') return;
+        boolAtoms.set(T.key(t), t);
+    };
 
     const addAtom = (t: Term) => {
         if (!usable(t)) return;
@@ -111,8 +124,16 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const visitOp = (cmds: OpCmd[]) => {
         for (const c of cmds) {
             if (c.k === 'assume' || c.k === 'assert') visitTerm(c.cond);
-            else if (c.k === 'local') { visitTerm(T.v(c.var, input.locals.get(c.var)?.sort ?? 'Int')); visitTerm(c.value); }
-            else if (c.k === 'store') { c.keys.forEach(visitTerm); visitTerm(c.value); }
+            else if (c.k === 'local') {
+                visitTerm(T.v(c.var, input.locals.get(c.var)?.sort ?? 'Int'));
+                visitTerm(c.value);
+                if (c.value.t === 'read' && usable(c.value)) defs.set(c.var, c.value);
+            }
+            else if (c.k === 'store') {
+                c.keys.forEach(visitTerm);
+                visitTerm(c.value);
+                if (T.sortOf(c.value) === 'Bool') addBool(T.read(c.map, c.keys, 'Bool'));
+            }
             else if (c.k === 'if') { visitTerm(c.cond); visitOp(c.then); visitOp(c.else); }
         }
     };
@@ -120,7 +141,11 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         for (const c of cmds) {
             switch (c.k) {
                 case 'op': visitOp(c.op.body); break;
-                case 'local': visitTerm(T.v(c.var, input.locals.get(c.var)?.sort ?? 'Int')); visitTerm(c.value); break;
+                case 'local':
+                    visitTerm(T.v(c.var, input.locals.get(c.var)?.sort ?? 'Int'));
+                    visitTerm(c.value);
+                    if (c.value.t === 'read' && usable(c.value)) defs.set(c.var, c.value);
+                    break;
                 case 'assumeLocal': case 'checkLocal': case 'checkState': case 'assumeState': visitTerm(c.cond); break;
                 case 'if': visitTerm(c.cond); visitCmds(c.then); visitCmds(c.else); break;
                 case 'loop': case 'scope': visitCmds(c.body); break;
@@ -146,7 +171,10 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
             afterAtoms++;
         }
     };
-    for (const cond of assertionsIn(input.after ?? [])) fromAssertion(cond);
+    for (const cond of assertionsIn(input.after ?? [])) {
+        fromAssertion(cond);
+        for (const r of T.readsOf(cond)) if (r.state === undefined && r.sort === 'Bool') addBool(r);
+    }
     for (const name of input.modifiedLocals) {
         const d = input.locals.get(name);
         if (d && (d.sort === 'Int' || d.sort === 'Ref')) addAtom(T.v(name, d.sort));
@@ -225,7 +253,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
     // (and that an object is still the thread's own: `n` is private until the cas that sets `done`)
     const own = vocab.has(ALLOC) && (input.havocked.has(OWNER) || input.partlyHavocked?.has(OWNER)) ? [...refAtoms.values()].filter(r => r.t === 'var').slice(0, 2).map(r => T.eq(ownerOf(r), input.tid)) : [];
-    const facts = [...pcAtoms.map(a => a.cond), ...own, ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
+    const facts = [...pcAtoms.map(a => a.cond), ...own, ...[...boolAtoms.values()].flatMap(b => [b, T.not(b)]), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
     for (const name of flags) {
         const b = T.v(name, 'Bool');
         for (const f of facts) {
