@@ -682,7 +682,17 @@ export class VerificationService {
      */
     private verificationDiagnostics(uri: string): Diagnostic[] {
         if (!this.documentOf(uri)) return []; // (a deleted file)
+        // hidden while the front end reports errors in the program, also before it is planned again
+        // (the front end's publication of a text with a new error did show the last results with it)
+        const program = this.tracker.programOf(uri);
+        if (program?.uris.some(u => this.frontEndErrorsIn(u))) return [];
         return this.tracker.shownIn(uri, this.settings.verifyOn !== 'never' ? 'with' : 'without');
+    }
+
+    /** Whether the front end reports an error in the document's text as last validated. */
+    private frontEndErrorsIn(uri: string): boolean {
+        const doc = this.documentOf(uri);
+        return doc !== undefined && doc.state >= DocumentState.Validated && (doc.diagnostics ?? []).some(x => (x.severity ?? 1) === 1);
     }
 
     /** The front end's diagnostics of a document, unless a newer text is being rebuilt (its rebuild publishes). */
