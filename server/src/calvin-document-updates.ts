@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Cancellation, LangiumDocument } from 'langium';
-import { DocumentState, URI } from 'langium';
+import type { Cancellation, LangiumDocument, LangiumSharedCoreServices } from 'langium';
+import { DefaultLangiumDocuments, DocumentState, URI } from 'langium';
 import { LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import { CalvinDocumentBuilder, programSignatures } from '@calvin/language';
 import type { LangiumSharedServices } from 'langium/lsp';
@@ -51,13 +51,24 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
 
     /**
      * A closed document's unsaved text is gone: a file of the workspace is
-     * read again from disk (its program is checked as saved). (Any other
-     * document stays as it was: removing it raced with its reopening, and a
-     * request in between found no document.)
+     * read again from disk (its program is checked as saved). A document that
+     * does not exist on disk (untitled, or a file deleted meanwhile) leaves
+     * the workspace: its diagnostics are cleared and its state dropped (a
+     * request for it once it is opened again waits for its rebuild:
+     * `EditorDocumentBuilder.awaitDocumentState`). A file on disk outside the
+     * workspace stays as it was.
      */
     didCloseDocument(change: TextDocumentChangeEvent<TextDocument>): void {
         const uri = URI.parse(change.document.uri);
-        const onDisk = uri.scheme === 'file' && fs.existsSync(uri.fsPath) && fs.statSync(uri.fsPath).isFile();
+        if (!onDisk(uri)) {
+            this.pending.delete(uri.toString()); // (an edit still waiting would bring it back)
+            this.workspaceManager.ready.then(() => this.workspaceLock.write(token => {
+                // opened again meanwhile, or already gone: nothing to remove
+                if (this.shared.workspace.TextDocuments?.get(uri.toString()) || !this.shared.workspace.LangiumDocuments.hasDocument(uri)) return undefined;
+                return this.documentBuilder.update([], [uri], token);
+            })).catch(err => console.error('Calvin: could not remove a closed document', err));
+            return;
+        }
         const folders = this.shared.workspace.WorkspaceManager.workspaceFolders ?? [];
         const inWorkspace = folders.some(f => {
             const root = URI.parse(f.uri);
@@ -65,7 +76,7 @@ export class CalvinDocumentUpdateHandler extends DefaultDocumentUpdateHandler {
             const rel = path.relative(root.fsPath, uri.fsPath);
             return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
         });
-        if (onDisk && inWorkspace) this.fireDocumentUpdate([uri], []);
+        if (inWorkspace) this.fireDocumentUpdate([uri], []);
     }
 
     override didChangeContent(change: TextDocumentChangeEvent<TextDocument>): void {
@@ -92,14 +103,17 @@ export class EditorDocumentBuilder extends CalvinDocumentBuilder {
 
     /**
      * A request for a document that an edit has just reset (its rebuild is
-     * queued behind the workspace lock) waits for that rebuild, instead of
+     * queued behind the workspace lock), or that was opened again after it was
+     * closed and removed, waits for that rebuild, instead of
      * Langium's "document state ... but workspace state is already ..."
      * failure; after a while it gives up with ContentModified, which editors
      * handle by asking again.
      */
     protected override awaitDocumentState(state: DocumentState, uri: URI, cancelToken: Cancellation.CancellationToken): Promise<URI> {
         const document = this.langiumDocuments.getDocument(uri);
-        if (!document || document.state >= state || cancelToken.isCancellationRequested || this.currentState < state) {
+        // (a document opened again after it was closed and removed has none until its rebuild)
+        const reopened = !document && this.textDocuments?.get(uri.toString()) !== undefined;
+        if (!reopened && (!document || document.state >= state || cancelToken.isCancellationRequested || this.currentState < state)) {
             return super.awaitDocumentState(state, uri, cancelToken);
         }
         return new Promise<URI>((resolve, reject) => {
@@ -116,4 +130,31 @@ export class EditorDocumentBuilder extends CalvinDocumentBuilder {
         if (i > 0) sorted.unshift(...sorted.splice(i, 1));
         return sorted;
     }
+}
+
+/**
+ * The documents of the editor. A document that does not exist on disk is
+ * removed when it is closed (CalvinDocumentUpdateHandler): opened again, it
+ * has no document until its rebuild, and a request in between (one that waits
+ * for the workspace, not for its document: references, highlights, rename)
+ * would read it from disk and fail. Such a request waits for the rebuild.
+ */
+export class EditorLangiumDocuments extends DefaultLangiumDocuments {
+    constructor(private readonly shared: LangiumSharedCoreServices) {
+        super(shared);
+    }
+
+    override async getOrCreateDocument(uri: URI, cancellationToken?: Cancellation.CancellationToken): Promise<LangiumDocument> {
+        if (!this.hasDocument(uri) && this.shared.workspace.TextDocuments?.get(uri.toString()) !== undefined && !onDisk(uri)) {
+            await this.shared.workspace.DocumentBuilder.waitUntil(DocumentState.Validated, uri, cancellationToken);
+            const document = this.getDocument(uri);
+            if (document) return document;
+        }
+        return super.getOrCreateDocument(uri, cancellationToken);
+    }
+}
+
+/** Whether a URI is a file that exists. */
+function onDisk(uri: URI): boolean {
+    return uri.scheme === 'file' && fs.existsSync(uri.fsPath) && fs.statSync(uri.fsPath).isFile();
 }

@@ -7,7 +7,7 @@ import * as ast from '@calvin/language';
 import {
     fieldId, isBuiltinMember, isMethodSpecClause, isStatic, methodId, precedingAnnotations, rangeOf, threadIds, typeOfDeclaration, typeOfTypeRef, typeToString, writableIfClauses,
 } from '@calvin/language';
-import { describeField, describeMethod, describeThread, type ProgramContext } from '@calvin/verifier';
+import { describeField, describeMethod, describeThread, placeLines, type ProgramContext } from '@calvin/verifier';
 import { verificationOf } from './calvin-lsp-module.js';
 import type { VerificationService } from './verification/service.js';
 import { accessMarkdown, checkLines, counterexampleMarkdown, fence, loopMarkdown, specMarkdown } from './verification/hover-markdown.js';
@@ -102,8 +102,8 @@ function verifierSections(service: VerificationService, uri: string, target: Ast
             const f = describeField(ctx, fieldId(target));
             // (a final field needs no writable_if: `writable_if false` would only repeat `final`)
             const final = ast.isFieldDecl(target) && target.modifiers.includes('final');
-            if (f.inferred && f.guard && !final) out.push(`**Inferred protection** (no \`writable_if\` is written; Calvin inferred and proved it): \`writable_if ${f.guard.text};\``, `*${f.guard.origin}.* Keep it with the quick fix "Insert inferred annotation".`);
-            if (f.clauses.length > 0) out.push('Environment clauses that constrain it:', fence(f.clauses.map(c => `// ${c.origin}\n${c.text.replace(/\s*\n\s*/g, ' ')};`)));
+            if (f.inferred && f.guard && !final) out.push(`**Inferred protection** (no \`writable_if\` is written; Calvin inferred and proved it): \`writable_if ${f.guard.text};\``, `*${placeLines(f.guard.origin, uri)}.* Keep it with the quick fix "Insert inferred annotation".`);
+            if (f.clauses.length > 0) out.push('Environment clauses that constrain it:', fence(f.clauses.map(c => `// ${placeLines(c.origin, uri)}\n${c.text.replace(/\s*\n\s*/g, ' ')};`)));
             if (f.writers.length > 0) out.push(`Written by: ${f.writers.join(', ')}.`);
         } else out.push(...unavailable);
         if (!isDeclaration) {

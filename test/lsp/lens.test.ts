@@ -1,6 +1,6 @@
 // Code lenses over stdio: each lens sits over what its check is about (a
 // thread's or a method's name, the initialization's invariant), never over a
-// statement in a body.
+// statement in a body; calvin/checkStatus gives each check the lens's range.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -49,6 +49,36 @@ describe('code lenses sit over declarations', () => {
         const lenses = await lensLines(uri);
         assert.deepEqual(lenses.map(([line]) => line), [2, 3, 9], JSON.stringify(lenses));
         assert.match(lenses[0][1], /^✓ verified in \d+ ms \(1 inferred\) \(initialization\)$/);
+        // calvin/checkStatus (the notification and the request) puts the check where its lens is
+        const init = client.status.get(uri)!.checks.find(c => c.kind === 'init')!;
+        assert.deepEqual(init.range.start, { line: 2, character: 0 }, JSON.stringify(init));
+        const asked = await client.request<{ checks: Array<{ kind: string; range: lsp.Range }> }>('calvin/checkStatus', { uri });
+        assert.deepEqual(asked.checks.find(c => c.kind === 'init')?.range.start, { line: 2, character: 0 });
+    });
+
+    it('with an inferred invariant about a field of another file, the check is in the field\'s file, at the field, in the lens and the status', async () => {
+        const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-lens-ws-'));
+        const a = INFERRED.split('\n').slice(0, 3).join('\n') + '\n';   // the class, lk and x
+        const b = INFERRED.split('\n').slice(3).join('\n');              // the threads, with the assertion
+        fs.writeFileSync(path.join(ws, 'a.calvin'), a);
+        fs.writeFileSync(path.join(ws, 'b.calvin'), b);
+        const other = await LspClient.start({ rootPath: ws, initializationOptions: { verifyOn: 'change', maxWorkers: 1, diskCache: false } });
+        try {
+            const aUri = fileUri(path.join(ws, 'a.calvin'));
+            const bUri = fileUri(path.join(ws, 'b.calvin'));
+            await other.open(aUri, a);
+            await other.open(bUri, b);
+            checkDiagnostics(await other.checksDone(bUri, 120_000, 2), []);
+            checkDiagnostics(await other.checksDone(aUri, 120_000, 1), []);
+            assert.deepEqual(other.status.get(bUri)?.checks.map(c => c.name), ['T1', 'T2']);
+            const init = other.status.get(aUri)?.checks.find(c => c.kind === 'init');
+            assert.deepEqual(init?.range.start, { line: 2, character: 0 }, JSON.stringify(other.status.get(aUri)));
+            const lenses = await other.request<lsp.CodeLens[]>('textDocument/codeLens', { textDocument: { uri: aUri } });
+            assert.deepEqual(lenses.map(l => [l.range.start.line, l.command?.title.endsWith('(initialization)')]), [[2, true]]);
+        } finally {
+            await other.shutdown();
+            fs.rmSync(ws, { recursive: true, force: true });
+        }
     });
 
     it('with a written invariant, the initialization lens is over it', async () => {

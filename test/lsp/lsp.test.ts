@@ -137,6 +137,24 @@ describe('language server: one-file features (workspace of examples)', () => {
         assert.deepEqual((await client.settled(editUri))!.diagnostics, []);
     });
 
+    it('a statement or an annotation cut short says that the file or the line ends there', async () => {
+        const uri = fileUri(path.join(dir, 'cut-short.calvin'));
+        const eof = SIMPLE_LOCK + 'thread T3 { x = ';
+        const atEnd = client.waitForVersion(uri, 1);
+        await client.open(uri, eof, 1);
+        const lines = eof.split('\n');
+        const last = lines.length - 1;
+        checkDiagnostics((await atEnd).diagnostics, [
+            { code: 'syntax', severity: 1, range: [last, lines[last].trimEnd().length, last, lines[last].trimEnd().length], message: /^Syntax error: unexpected end of the file; expected an expression\.$/ },
+        ]);
+        const eol = replaceOnce(SIMPLE_LOCK, 'int x = 0;', 'int x = 0; //@ invariant');
+        const atLine = client.waitForVersion(uri, 2);
+        await client.change(uri, eol, 2);
+        const d = (await atLine).diagnostics.find(x => x.code === 'syntax');
+        assert.match(String(d?.message), /^Syntax error: unexpected end of the line; expected an expression\.$/);
+        await client.close(uri);
+    });
+
     it('hover on m in Mutex.m (an annotation) shows a static volatile field', async () => {
         const value = markdownOf(await client.request('textDocument/hover', { textDocument: { uri: lockUri }, position: at(SIMPLE_LOCK, 24, 'Mutex.m', 0, 6) }));
         assert.match(value, /static volatile int m/);

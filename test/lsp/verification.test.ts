@@ -36,10 +36,25 @@ describe('language server: verification diagnostics', () => {
         assert.ok(d.relatedInformation && d.relatedInformation.length > 0, 'related information points at the invariant');
     });
 
+    it('hides its findings as soon as the front end reports an error, and shows them again once it is fixed', async () => {
+        const mark = client.published.length;
+        const broken = TEXT.replace('x = -1;', 'x = -1');
+        assert.notEqual(broken, TEXT);
+        await client.change(URI, broken, 2);
+        await client.waitForDiagnostics(URI, p => p.version === 2 && p.diagnostics.some(d => d.code === 'syntax'), 20_000);
+        await client.settled(URI, 500);
+        const mine = client.published.slice(mark).filter(p => p.uri === URI && p.version === 2);
+        assert.ok(mine.length > 0);
+        // (every publication about the broken text: never the verifier's result of the previous one beside the error)
+        assert.deepEqual(mine.map(p => summary(p.diagnostics).filter(x => !x.includes(':syntax:'))), mine.map(() => []), JSON.stringify(mine));
+        await client.change(URI, TEXT, 3);
+        assert.deepEqual(summary(await client.waitForDiagnostics(URI, p => p.version === 3 && p.diagnostics.length > 0, 60_000).then(p => p.diagnostics)), ['33:invariant:1']);
+    });
+
     it('re-verifies after an edit that fixes the bug', async () => {
         const fixed = TEXT.replace('x = -1;', 'x = 1;');
         assert.notEqual(fixed, TEXT);
-        const done = await client.editAndVerify(URI, fixed, 2);
+        const done = await client.editAndVerify(URI, fixed, 4);
         assert.deepEqual(done, []);
         client.assertAlive();
     });

@@ -334,6 +334,11 @@ function describeToken(t: IToken | undefined): string {
     return `'${t.image.replace(/[\r\n]+/g, ' ')}'`;
 }
 
+/** "unexpected ';'", "unexpected end of the file" (not "unexpected the end of the file"). */
+function unexpected(found: string): string {
+    return found.startsWith('the end of ') ? `unexpected end of ${found.slice('the end of '.length)}` : `unexpected ${found}`;
+}
+
 function tokenRange(t: IToken): Range | undefined {
     if (t.startLine === undefined || t.startColumn === undefined || t.endLine === undefined || t.endColumn === undefined
         || Number.isNaN(t.startOffset) || t.startOffset < 0) return undefined;
@@ -524,7 +529,7 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
     }
 
     if (e.name === 'NotAllInputParsedException' || /^Expecting end of file|^Redundant input/.test(m)) {
-        return { range, message: `Syntax error: unexpected ${found}; a declaration (class, field, method, thread or annotation) was expected.` };
+        return { range, message: `Syntax error: ${unexpected(found)}; a declaration (class, field, method, thread or annotation) was expected.` };
     }
 
     const paths = lookaheadPaths(m);
@@ -560,9 +565,9 @@ function describeParserError(e: IRecognitionException, allTokens: () => IToken[]
         const message = expected.length === 1
             ? `Syntax error: expected ${describeTokenType(expected[0])} but found ${foundHere}.`
             : isExpressionStart(expected)
-                ? `Syntax error: unexpected ${foundHere}; expected an expression.`
-                : `Syntax error: unexpected ${foundHere}; expected one of ${list(expected)}.`;
+                ? `Syntax error: ${unexpected(foundHere)}; expected an expression.`
+                : `Syntax error: ${unexpected(foundHere)}; expected one of ${list(expected)}.`;
         return { range: where, message };
     }
-    return { range, message: `Syntax error: unexpected ${found}.` };
+    return { range, message: `Syntax error: ${unexpected(found)}.` };
 }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildProgram, createCalvinCoreServices, MAX_FILE_BYTES, programOf, toProgramModel } from '@calvin/language';
-import { inferAnnotations, verifyWithInference, withAnnotations, type InferredAnnotation } from '@calvin/verifier';
+import { inferAnnotations, placeLines, verifyWithInference, withAnnotations, type InferredAnnotation } from '@calvin/verifier';
 import { collectFiles, readSource } from './files.js';
 import { warn } from './format.js';
 import { commandBackend, type VerifyStepOptions } from './verify-step.js';
@@ -73,7 +73,7 @@ export async function inferFiles(args: string[], options: InferCliOptions): Prom
             files: relevant.map(s => ({
                 file: s.file,
                 annotations: (annotations.get(s.uri) ?? []).map(a => ({
-                    kind: a.kind, field: a.field, text: a.text, line: a.before.startLine + 1, column: a.before.startChar + 1, origin: a.origin,
+                    kind: a.kind, field: a.field, text: a.text, line: a.before.startLine + 1, column: a.before.startChar + 1, origin: placeLines(a.origin, a.before.file),
                 })),
             })),
         };

@@ -14,3 +14,4 @@ export { inferAnnotations, type Inference, type InferredAnnotation, type Inferre
 export { withAnnotations, annotationInsert, type TextInsert } from './infer/insert.js';
 export { verifyWithInference, Refutations, refutationsOf, type InferredVerifyResult } from './incremental/infer-loop.js';
 export { WitnessSearch, findWitnesses, witnessText, witnessJson, witnessCodeFlows, DEFAULT_BOUNDS, type WitnessBounds, type WitnessResult, type WitnessStep } from './witness/index.js';
+export { linesRef, placeLines } from './report/lines.js';

@@ -64,7 +64,7 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
             switch (String(d.code)) {
                 case 'abstraction': stub(callAt(at, d) ?? (at ? enclosingMethod(at) : undefined), d); break;
                 case 'unchecked': stub(at ? AstUtils.getContainerOfType(at, ast.isMethodDecl) : undefined, d); break;
-                case 'race': actions.push(...(attempt('Add writable_if', () => this.raceActions(at, index, d)) ?? [])); break;
+                case 'race': actions.push(...(attempt('Add writable_if', () => this.raceActions(at, index, d, document.uri.toString())) ?? [])); break;
                 default: break;
             }
             // a confirmed witness (issue 14): the interleaving as a document
@@ -153,10 +153,10 @@ export class CalvinCodeActionProvider implements CodeActionProvider {
     }
 
     /** On a race at a field without writable_if: the guard its accesses share, or why there is none; volatile where it loses no update. */
-    private raceActions(at: AstNode | undefined, index: ProgramIndex, d: Diagnostic): CodeAction[] {
+    private raceActions(at: AstNode | undefined, index: ProgramIndex, d: Diagnostic, uri: string): CodeAction[] {
         const field = fieldAt(at);
         if (!field || !ast.isFieldDecl(field)) return [];
-        const fixes = raceFixes(field, index.roots, index.holder);
+        const fixes = raceFixes(field, index.roots, index.holder, uri);
         const out: CodeAction[] = [];
         const edit = (f: RaceFix): CodeAction => ({
             title: f.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: f === fixes.guard,

@@ -12,6 +12,7 @@ import { AstUtils } from 'langium';
 import type { TextEdit } from 'vscode-languageserver';
 import * as ast from '@calvin/language';
 import { writableIfClauses } from '@calvin/language';
+import { linesRef, placeLines } from '@calvin/verifier';
 import { factsBefore, Facts, isConstantLock, ProgramIndex } from './facts.js';
 import { locText, locToCallee, pathOf, pathText, scopeOf, writtenField, type Field, type SourceLoc } from './locations.js';
 
@@ -35,8 +36,8 @@ export interface RaceFixes {
 
 type Access = ast.NameExpr | ast.MemberAccess;
 
-/** The actions on a race at `field` (a field without writable_if). */
-export function raceFixes(field: ast.FieldDecl, roots: ast.Program[], holder: Field | undefined): RaceFixes {
+/** The actions on a race at `field` (a field without writable_if), for a diagnostic in the document `uri` (the reason's lines are its own, or name their file). */
+export function raceFixes(field: ast.FieldDecl, roots: ast.Program[], holder: Field | undefined, uri: string): RaceFixes {
     const out: RaceFixes = {};
     if (writableIfClauses(field).length > 0 || !field.$cstNode) return out;
     const index = new ProgramIndex(roots, holder);
@@ -50,7 +51,7 @@ export function raceFixes(field: ast.FieldDecl, roots: ast.Program[], holder: Fi
         const sites = again.locs ? withConstants.constantSites.filter(c => again.locs!.some(l => sameField(locOfCas(c), l))) : [];
         if (again.locs && sites.length > 0 && constantLockRewritable(sites, again.locs, withConstants)) {
             out.guard = guardFix(field, again.locs, withConstants, sites);
-        } else out.noGuard = { title: `Add writable_if to ${field.name}`, reason: shared.why ?? `the accesses of ${field.name} share no lock` };
+        } else out.noGuard = { title: `Add writable_if to ${field.name}`, reason: placeLines(shared.why ?? `the accesses of ${field.name} share no lock`, uri) };
     }
     if (!field.modifiers.includes('volatile') && !field.modifiers.includes('final') && field.type.$cstNode) {
         const rmw = readModifyWrite(field, index);
@@ -105,17 +106,17 @@ function sharedGuard(field: Field, index: ProgramIndex): { locs?: SourceLoc[]; w
     return { why: whyNoGuard(field, held) };
 }
 
-/** "x is written holding Mutex.m at line 30 and without it at line 23". */
+/** "x is written holding Mutex.m at line 30 and without it at line 23" (its lines as `linesRef` markers). */
 function whyNoGuard(field: Field, held: Held[]): string {
     const scope = scopeOf(field);
     for (const a of held) {
         for (const l of a.facts.locs) {
             const b = held.find(h => !h.facts.has(l));
-            if (b) return `${field.name} is ${verb(a.access)} holding ${lockName(l, scope)} at line ${lineOf(a.access)} and ${verb(b.access)} without it at line ${lineOf(b.access)}`;
+            if (b) return `${field.name} is ${verb(a.access)} holding ${lockName(l, scope)} at ${linesRef([lineOf(a.access)])} and ${verb(b.access)} without it at ${linesRef([lineOf(b.access)])}`;
         }
     }
-    const lines = [...new Set(held.map(h => lineOf(h.access)))].sort((x, y) => x - y);
-    return `${field.name} is accessed without any lock held (line${lines.length === 1 ? '' : 's'} ${lines.join(', ')})`;
+    const lines = held.map(h => lineOf(h.access)).sort((x, y) => x.file.localeCompare(y.file) || x.startLine - y.startLine);
+    return `${field.name} is accessed without any lock held (${linesRef(lines, 'comma')})`;
 }
 
 function lockName(l: SourceLoc, scope: ast.ClassDecl | undefined): string {
@@ -133,12 +134,13 @@ function verb(a: Access): string {
 }
 
 function describeAccess(a: Access): string {
-    return `the ${isWrite(a) ? 'write' : 'read'} at line ${lineOf(a)}`;
+    return `the ${isWrite(a) ? 'write' : 'read'} at ${linesRef([lineOf(a)])}`;
 }
 
-function lineOf(n: ast.Expression): number {
+/** The file and line of an access (for `linesRef`). */
+function lineOf(n: ast.Expression): { file: string; startLine: number } {
     const doc = AstUtils.getDocument(n);
-    return doc.textDocument.positionAt(n.$cstNode?.offset ?? 0).line + 1;
+    return { file: doc.uri.toString(), startLine: doc.textDocument.positionAt(n.$cstNode?.offset ?? 0).line };
 }
 
 /** The `writable_if` (and the environment clauses its locks need; a constant lock rewritten to store `tid`). */

@@ -4,7 +4,7 @@
 // read (which threads may take it, and the conjuncts of E that allowed it),
 // and what E lets other threads do to each location the check reads.
 import type { Diagnostic } from 'vscode-languageserver';
-import { describeField, describeMethod, describeThread, type ProgramContext, type SpecDescription, type SpecItem } from '@calvin/verifier';
+import { describeField, describeMethod, describeThread, placeLines, type ProgramContext, type SpecDescription, type SpecItem } from '@calvin/verifier';
 import { where } from './hover-markdown.js';
 
 interface Counterexample {
@@ -50,7 +50,7 @@ function oneLine(text: string): string {
 
 /** A conjunct and its origin; where it is written: "(line 5)" in `uri`, "(lock.calvin:5)" in another file. */
 function conjunctLine(i: SpecItem, uri: string): string {
-    return `- \`${oneLine(i.text)}\` — ${i.origin}${where(i.range, uri)}`;
+    return `- \`${oneLine(i.text)}\` — ${placeLines(i.origin, uri)}${where(i.range, uri)}`;
 }
 
 /** The Markdown document of a diagnostic's environment step (a diagnostic of the document `uri`). */

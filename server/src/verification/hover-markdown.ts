@@ -5,6 +5,7 @@
 // Markdown, with Calvin code in fenced blocks.
 import type { Diagnostic } from 'vscode-languageserver';
 import type { Range, SpecDescription, SpecItem, CheckResult } from '@calvin/verifier';
+import { placeLines } from '@calvin/verifier';
 import { lensTitle } from './lsp-features.js';
 import type { TrackedCheck } from './service.js';
 
@@ -22,12 +23,12 @@ export function where(r: Range | undefined, uri: string): string {
 /** "environment of the program (line 24)", "writable_if of x (lock.calvin:3)". */
 function originText(i: SpecItem, uri: string): string {
     const every = i.forEvery ? `, for every ${i.forEvery} object (this)` : '';
-    return `${i.origin}${where(i.range, uri)}${every}`;
+    return `${placeLines(i.origin, uri)}${where(i.range, uri)}${every}`;
 }
 
 /** One conjunct per line with its origin after it. */
 function itemLines(items: SpecItem[], uri: string): string[] {
-    return items.map(i => i.prose ? `// ${i.origin}: ${i.text}` : `${oneLine(i.text)};  // ${originText(i, uri)}`);
+    return items.map(i => i.prose ? `// ${placeLines(i.origin, uri)}: ${i.text}` : `${oneLine(i.text)};  // ${originText(i, uri)}`);
 }
 
 /** Conjuncts grouped by the location they constrain (a `// x` line before each group), the origin after each. */

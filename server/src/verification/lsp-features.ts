@@ -92,18 +92,21 @@ export class CalvinCodeLensProvider implements CodeLensProvider {
 }
 
 /**
- * Where the initialization check's lens goes: over the invariant clause its
- * range is (the program's first invariant). An inferred invariant has the
- * range of the code it was inferred from (an assertion): then over the
- * declaration that `calvin infer` would write the first inferred invariant of
- * this file above, or nowhere (the status still lists the check).
+ * Where the initialization check's lens goes: the check's range, which is its
+ * first invariant clause or, for an inferred invariant, the declaration above
+ * which `calvin infer` writes it (the service plans it there; calvin/checkStatus
+ * gives the same range). Never over a statement: a range that is neither is
+ * replaced by the declaration of this file's first inferred invariant, or the
+ * lens is not shown.
  */
 function initLensRange(document: LangiumDocument, range: Range, inferred: InferredAnnotation[]): Range | undefined {
     const root = document.parseResult.value.$cstNode;
     const leaf = root ? CstUtils.findLeafNodeAtOffset(root, document.textDocument.offsetAt({ line: range.startLine, character: range.startChar })) : undefined;
     if (leaf && AstUtils.getContainerOfType(leaf.astNode, ast.isInvariantClause)) return range;
     const uri = document.uri.toString();
-    return inferred.find(a => a.kind === 'invariant' && a.before.file === uri)?.before;
+    const invariants = inferred.filter(a => a.kind === 'invariant' && a.before.file === uri);
+    const same = (r: Range) => r.file === range.file && r.startLine === range.startLine && r.startChar === range.startChar;
+    return (invariants.find(a => same(a.before)) ?? invariants[0])?.before;
 }
 
 export class CalvinCommandHandler extends AbstractExecuteCommandHandler {

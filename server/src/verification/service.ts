@@ -21,7 +21,7 @@ import { DiagnosticSeverity, type Connection, type Diagnostic, type InitializePa
 import { parsedText, programOf, toProgramModel, type CalvinServices } from '@calvin/language';
 import {
     CheckPool, decodeResult, defaultCheckWorkerScript, encodeResult, inferAnnotations, planChecks, programContext, Refutations, refutationsOf, resolveSolver, ResultCache,
-    storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel, type WitnessResult,
+    storedResultFits, uncheckedDiagnostics, userCacheKey, type CheckPlan, type Range, type CheckResult, type Inference, type InferredAnnotation, type ProgramContext, type ProgramModel, type WitnessResult,
 } from '@calvin/verifier';
 import { diff } from './positions.js';
 import { clampTimeLimit, DEFAULT_SETTINGS, validateSettings, type VerificationSettings } from './settings.js';
@@ -445,6 +445,10 @@ export class VerificationService {
             model = inference.program;
             const ctx = programContext(model);
             plans = planChecks(ctx, { timeLimitMs: this.settings.timeLimitMs, ...(this.settings.resourceLimit > 0 ? { resourceLimit: this.settings.resourceLimit } : {}) });
+            // the initialization check's place (its code lens, calvin/checkStatus, its document): its first
+            // invariant, or for an inferred one the declaration `calvin infer` writes it above (never the
+            // assertion it was inferred from)
+            plans = plans.map(p => p.kind === 'init' ? { ...p, range: initCheckRange(ctx, p.range, inference.annotations) } : p);
             program.infos = uncheckedDiagnostics(ctx).map(d => ({ uri: d.range.file, diagnostic: toLsp(d) }));
         } catch (e) {
             // an internal error: said where the user looks, and nothing shown as verified
@@ -678,7 +682,17 @@ export class VerificationService {
      */
     private verificationDiagnostics(uri: string): Diagnostic[] {
         if (!this.documentOf(uri)) return []; // (a deleted file)
+        // hidden while the front end reports errors in the program, also before it is planned again
+        // (the front end's publication of a text with a new error did show the last results with it)
+        const program = this.tracker.programOf(uri);
+        if (program?.uris.some(u => this.frontEndErrorsIn(u))) return [];
         return this.tracker.shownIn(uri, this.settings.verifyOn !== 'never' ? 'with' : 'without');
+    }
+
+    /** Whether the front end reports an error in the document's text as last validated. */
+    private frontEndErrorsIn(uri: string): boolean {
+        const doc = this.documentOf(uri);
+        return doc !== undefined && doc.state >= DocumentState.Validated && (doc.diagnostics ?? []).some(x => (x.severity ?? 1) === 1);
     }
 
     /** The front end's diagnostics of a document, unless a newer text is being rebuilt (its rebuild publishes). */
@@ -709,6 +723,20 @@ export class VerificationService {
     private publishProgram(program: TrackedProgram): void {
         for (const uri of program.uris) this.publisher.republish(uri);
     }
+}
+
+/**
+ * Where the initialization check is shown: over its first invariant when it
+ * is written; an inferred invariant has the range of the code it comes from
+ * (an assertion in a thread's body), so the check goes over the declaration
+ * above which `calvin infer` writes that invariant (or, failing that, the
+ * first inferred invariant).
+ */
+function initCheckRange(ctx: ProgramContext, range: Range, annotations: InferredAnnotation[]): Range {
+    const first = ctx.invariants[0]?.clause;
+    if (!first?.inferred) return range;
+    const invariants = annotations.filter(a => a.kind === 'invariant');
+    return (invariants.find(a => a.text === first.text) ?? invariants[0])?.before ?? range;
 }
 
 function warningAtStart(message: string): Diagnostic {

@@ -6,6 +6,7 @@ import {
 } from './atoms.js';
 import { annotationCond, elementKind, FactAnalysis, siteKey, type AssertionSite, type WriteModel, type WriteSite } from './facts.js';
 import { assertionCandidates } from './invariants.js';
+import { lineCount, linesRef } from '../report/lines.js';
 
 /**
  * Inferred protection (issue 13; TAR's havoc maps as `writable_if` guards):
@@ -167,8 +168,8 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         const n = namer(f.isStatic ? undefined : f.owner);
         const self = selfPath(f);
         const cond: Atom = { k: 'eq', loc: self, c };
-        const lines = [...new Set((unprotected.get(id) ?? []).map(s => s.range.startLine + 1))];
-        const origin = `inferred: every write of ${f.name}${lines.length > 0 ? ` (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')})` : ''} stores ${constKey(c)}`;
+        const written = (unprotected.get(id) ?? []).map(s => s.range);
+        const origin = `inferred: every write of ${f.name}${written.length > 0 ? ` (${linesRef(written, 'comma')})` : ''} stores ${constKey(c)}`;
         const loc = pathExpr(self, n, f.nameRange);
         const primed = { ...loc, primed: true } as Expr;
         const expr: Expr = { kind: 'binary', op: '==>', left: atomExpr(cond, n, f.nameRange), right: { kind: 'binary', op: '==', left: primed, right: loc, type: { kind: 'boolean' }, range: f.nameRange }, type: { kind: 'boolean' }, range: f.nameRange };
@@ -208,8 +209,7 @@ export function inferAnnotations(program: ProgramModel, options: InferOptions = 
         const expr: Expr = { kind: 'binary', op: '<=', left: loc, right: primed, type: { kind: 'boolean' }, range: f.nameRange };
         const t = pathText(self, n);
         const text = `${t} <= ${t}'`;
-        const lines = [...new Set(fieldSites.map(x => x.range.startLine + 1))];
-        const origin = `inferred: every write of ${f.name} (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}) adds a non-negative constant to the value read`;
+        const origin = `inferred: every write of ${f.name} (${linesRef(fieldSites.map(x => x.range), 'comma')}) adds a non-negative constant to the value read`;
         annotations.push({ kind: 'environment', field: f.id, text, before: f.range, origin });
         envClauses.push({ owner: f.owner, clause: { expr, range: f.nameRange, text, inferred: { kind: 'environment', field: `inc:${f.id}`, origin, sites: [] } } });
     }
@@ -313,8 +313,8 @@ function byPosition(a: WriteSite, b: WriteSite): number {
 
 /** "inferred from the writes at lines 12 and 20, all holding lk" */
 function originText(sites: WriteSite[], n: Namer): string {
-    const lines = [...new Set(sites.map(s => s.range.startLine + 1))];
-    const at = lines.length === 1 ? `the write at line ${lines[0]}` : `the writes at lines ${lines.slice(0, -1).join(', ')} and ${lines[lines.length - 1]}`;
+    const ranges = sites.map(s => s.range);
+    const at = `the write${lineCount(ranges) === 1 ? '' : 's'} at ${linesRef(ranges)}`;
     const common = sites.map(s => new Set(s.atoms.map(atomKey))).reduce((x, y) => new Set([...x].filter(k => y.has(k))));
     const shared = sites[0].atoms.filter(a => common.has(atomKey(a)));
     const what = shared.length > 0 ? `, ${sites.length > 1 ? 'all ' : ''}${heldText(shared, n)}` : '';

@@ -1,6 +1,7 @@
 import type { Clause, Expr, FieldModel, Range } from '../model/program.js';
 import { atomExpr, atomKey, atomPath, atomText, pathField, pathKey, pathText, pathExpr, type Namer, type Path } from './atoms.js';
 import type { AssertionSite } from './facts.js';
+import { linesRef } from '../report/lines.js';
 
 /**
  * Invariant candidates from the program's assertions (issue 13: "the
@@ -84,7 +85,7 @@ function locationOf(e: Expr, a: AssertionSite): { path: Path; seq?: number } | u
 
 function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>, namer: (cls: string | undefined) => Namer): Candidate[] {
     const out: Candidate[] = [];
-    const line = a.range.startLine + 1;
+    const line = linesRef([a.range]);
     // two reads of one location, compared: the direction the other threads move it
     if (e.kind === 'binary' && ['<', '<=', '>', '>='].includes(e.op)) {
         const l = locationOf(e.left, a), r = locationOf(e.right, a);
@@ -100,7 +101,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
                 out.push({
                     kind: 'environment', owner: field.owner, key: `env-mono:${text}`, text, fields: [field.id], range: a.range,
                     expr: { kind: 'binary', op: earlierIsSmaller ? '<=' : '>=', left: loc, right: primed, type: BOOL, range: a.range },
-                    origin: `inferred from the assertion at line ${line}, which compares two reads of ${field.name}`,
+                    origin: `inferred from the assertion at ${line}, which compares two reads of ${field.name}`,
                 });
             }
         }
@@ -119,7 +120,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
         // about static fields of one class only: that class's invariant (its methods assume it too)
         const roots = new Set(paths.map(p => fields.get((p.base as { field: string }).field)?.owner ?? ''));
         const owner = roots.size === 1 && !roots.has('') ? [...roots][0] : undefined;
-        out.push({ kind: 'invariant', owner, key: `top:${qText}`, text: qText, expr: q, fields: fs, range: a.range, origin: `inferred from the ${what(a)} at line ${line}` });
+        out.push({ kind: 'invariant', owner, key: `top:${qText}`, text: qText, expr: q, fields: fs, range: a.range, origin: `inferred from the ${what(a)} at ${line}` });
         // under the conditions the thread tested before it
         const inQ = new Set(paths.map(pathKey));
         const conds = a.atoms.filter(x => x.k !== 'held' && x.k !== 'eqTid' && global(atomPath(x)) && !inQ.has(pathKey(atomPath(x))));
@@ -130,7 +131,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
             out.push({
                 kind: 'invariant', owner, key: `top:${text}`, text, fields: [...fs, ...conds.map(x => pathField(atomPath(x))!)], range: a.range,
                 expr: { kind: 'binary', op: '==>', left: p, right: q, type: BOOL, range: a.range },
-                origin: `inferred from the assertion at line ${line} (${conds.map(x => atomText(x, n)).join(' && ')} tested before it)`,
+                origin: `inferred from the assertion at ${line} (${conds.map(x => atomText(x, n)).join(' && ')} tested before it)`,
                 implies: `top:${qText}`,
             });
         }
@@ -145,7 +146,7 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
         const q = render(e, a, n, obj);
         if (!q || trivial(q, n)) return out;
         const text = exprText(q, n);
-        out.push({ kind: 'invariant', owner: f.owner, key: `${f.owner}:${text}`, text, expr: q, fields: [...new Set(paths.map(p => p.fields[0]))], range: a.range, origin: `inferred from the ${what(a)} at line ${line}` });
+        out.push({ kind: 'invariant', owner: f.owner, key: `${f.owner}:${text}`, text, expr: q, fields: [...new Set(paths.map(p => p.fields[0]))], range: a.range, origin: `inferred from the ${what(a)} at ${line}` });
     }
     return out;
 }

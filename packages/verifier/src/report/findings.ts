@@ -4,6 +4,7 @@ import type { CheckInfo, Cmd } from '../il/il.js';
 import type { Failure } from '../query/run.js';
 import type { MethodModel, ThreadModel } from '../model/program.js';
 import { escapeControl } from './text.js';
+import { placeLines } from './lines.js';
 import type { CheckResult, VDiagnostic } from './result.js';
 
 // Pipeline stage 8: the solver's failures become diagnostics (with their
@@ -120,7 +121,8 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         const info = f.obligation.info;
         // (never a refutation of an inferred clause: it is not shown, and the inference must drop the clause)
         if ((info.code === 'env' || info.code === 'invariant') && !info.inferred && racyOps.has(f.obligation.op)) continue;
-        const related = [...(info.related ? [info.related] : []), ...(info.also ?? [])];
+        // (an inferred annotation's origin names lines: written for the diagnostic's file)
+        const related = [...(info.related ? [info.related] : []), ...(info.also ?? [])].map(r => ({ ...r, message: placeLines(r.message, info.range.file) }));
         for (const frame of [...info.chain].reverse()) related.push({ range: frame.range, message: `${CALLED_HERE}${frame.method.split('.').pop()})` });
         // the reads another thread's step changed just before (their notes name no line: the location moves with the text)
         for (const c of info.changes ?? []) {
@@ -130,7 +132,7 @@ export function findings(failures: Failure[], program: ProgramModel): VDiagnosti
         const counterexample = f.values.length + f.notes.length > 0 || hint
             ? { values: f.values.map(([name, value]) => ({ name, value: escapeControl(value) })), notes: f.notes.map(escapeControl), ...(hint ? { hint: escapeControl(hint) } : {}) }
             : undefined;
-        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(oneLine(info.message)), related, ...(counterexample ? { counterexample } : {}), ...(info.inferred ? { inferred: info.inferred } : {}) });
+        out.push({ range: info.range, severity: 'error', code: info.code, message: escapeControl(oneLine(placeLines(info.message, info.range.file))), related, ...(counterexample ? { counterexample } : {}), ...(info.inferred ? { inferred: info.inferred } : {}) });
     }
     return out;
 }
