@@ -31,6 +31,10 @@ export const STRIPPED_EXCEPTIONS: Record<string, string> = {
     'handoff_env_premise_ok.calvin': "who owns the slot is decided by a protocol over two fields taken in one atomic step (state and owner, `state == 1 ==> owner == tid`) and kept by an environment clause: the inference proposes guards of one field's writers, not a protocol over two",
     'final_arrays_distinct_ok.calvin': "its lock is an array element taken with cas (`locks[0] == tid`), kept by environment clauses: the inference proposes guards of fields, and array elements are guarded only through the field that owns their array",
     'loop_after_assert_ok.calvin': "its assertion rests on the environment clause `count' >= count` (the counter never decreases): the inference proposes who may write a field, not how it changes",
+    'max_register_early_return_ok.calvin': "its abstraction rests on the environment clause `peak' >= peak` (the peak never decreases): the inference proposes who may write a field, not how it changes",
+    'double_buffer_swap_ok.calvin': 'a frame may be written by the renderer while it is the spare one (`this == spare`): the inference\'s facts compare locations with constants, the thread id and monitors, not an object with a global reference',
+    'handoff_slot_ok.calvin': "who owns the slot is a protocol over two fields written in different steps (`owner` claimed by cas, `full` raised by the owner): the inference proposes guards of one field's writers, not a protocol over two",
+    'retry_until_entered_ok.calvin': "the inferred guard of `taken` is what holds at its one write (`this.holder == tid && this.visitors == 0`), not who writes it (`tid == Writer`): the writer's read after the loop, outside the monitor, is stable only because no other thread writes it",
 };
 
 function programs(): Array<{ name: string; file: string }> {
