@@ -108,7 +108,7 @@ export async function closure(spec: SpecContext, env: Conjunct[], inv: Invariant
     // The objects final globals name are objects of their class too: what is assumed of every
     // object (class invariants) is instantiated at them as well (candidates about `lock.in1`).
     for (const g of vocab.fields.values()) {
-        if (!g.isFinal || (g.owner !== undefined && !g.isStatic) || g.type.kind !== 'class') continue;
+        if (!isFinalClassGlobal(g)) continue;
         const name = s1.get(vocab.varOfField(g.id));
         const key = typeKey(g.type);
         if (!name || !key || !ground.has(key)) continue;
@@ -397,9 +397,8 @@ const MAX_STABILIZED = 16;
  */
 function stabilizedCandidates(vocab: Vocabulary, g: Guard | undefined, guards: Map<string, Guard>, what: (f: FieldModel) => Unchanged): Conjunct[] {
     if (!g || g.inferred) return [];
-    const parts = (e: Expr): Expr[] => (e.kind === 'binary' && e.op === '&&' ? [...parts(e.left), ...parts(e.right)] : [e]);
     const out: Conjunct[] = [];
-    for (const clause of g.clauses) for (const a of parts(clause.expr)) {
+    for (const clause of g.clauses) for (const a of conjunctsOf(clause.expr)) {
         if (hasPrimeExpr(a) || mapsOfExpr(a, vocab).size === 0) continue;
         // the variables A reads, each with the conditions that keep it stable
         const reads = new Set<string>();
@@ -513,11 +512,21 @@ function crossCandidates(vocab: Vocabulary, own: Conjunct[], inv: Invariant[], g
     return out;
 }
 
+/** A final global (or final static field) of a class type: it names one object for good. */
+function isFinalClassGlobal(g: FieldModel): boolean {
+    return g.isFinal && (g.owner === undefined || g.isStatic) && g.type.kind === 'class';
+}
+
+/** The conjuncts of a conjunction (`a && b && c`). */
+function conjunctsOf(e: Expr): Expr[] {
+    return e.kind === 'binary' && e.op === '&&' ? [...conjunctsOf(e.left), ...conjunctsOf(e.right)] : [e];
+}
+
 /** The final globals (and final static fields) of a class type, as expressions. */
 function finalGlobalsOf(vocab: Vocabulary, cls: string): Expr[] {
     const out: Expr[] = [];
     for (const g of vocab.fields.values()) {
-        if (!g.isFinal || (g.owner !== undefined && !g.isStatic) || g.type.kind !== 'class' || g.type.name !== cls) continue;
+        if (!isFinalClassGlobal(g) || (g.type as { name: string }).name !== cls) continue;
         out.push({ kind: 'global', field: g.id, primed: false, type: g.type, range: g.nameRange });
         if (out.length >= 4) break;
     }
@@ -546,10 +555,9 @@ function atObject(e: Expr, obj: Expr): Expr {
  */
 function clauseParts(vocab: Vocabulary, own: Conjunct[]): Conjunct[] {
     const out: Conjunct[] = [];
-    const parts = (e: Expr): Expr[] => (e.kind === 'binary' && e.op === '&&' ? [...parts(e.left), ...parts(e.right)] : [e]);
     for (const c of own) {
         if (c.kind !== 'env' || !c.clause) continue;
-        const ps = parts(c.clause.expr);
+        const ps = conjunctsOf(c.clause.expr);
         if (ps.length < 2) continue;
         for (const p of ps) {
             const part = clauseConjunct(vocab, { ...c.clause, expr: p, text: exprText(p) }, c.className);
