@@ -59,4 +59,54 @@ describe('calvin launcher', () => {
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });
+
+    describe('V8\'s code cache of the command (code-cache.ts)', () => {
+        const out = path.dirname(CLI);
+        const run = (cli: string, extra: string[] = []) => spawnSync(process.execPath, [cli, 'check', '--format', 'json', '--no-witness', ...extra, path.join(EXAMPLES, 'simple_lock_unlocked.calvin')], {
+            encoding: 'utf8', timeout: 120_000, env: { ...process.env, CALVIN_DEBUG: '1' },
+        });
+        const verdict = (r: ReturnType<typeof run>) => {
+            assert.equal(r.status, 1, r.stderr);
+            return (JSON.parse(r.stdout) as { diagnostics: Array<{ line: number; code: string; message: string }> }).diagnostics.map(d => `${d.line} ${d.code} ${d.message}`);
+        };
+        const cacheState = (r: ReturnType<typeof run>, flavor: string) => new RegExp(`code cache calvin-main\\.cjs\\.${flavor}\\.cache: (\\S+)`).exec(r.stderr)?.[1];
+
+        it('the build makes one per flavor of V8\'s flags, and a check uses the one of its flags', () => {
+            assert.equal(cacheState(run(CLI, ['--solver', 'wasm']), 'wasm'), 'used');
+            // (a run without WebAssembly: --no-verify has the flags of a native run)
+            assert.equal(cacheState(run(CLI, ['--no-verify']), 'plain'), 'used');
+        });
+
+        it('a cache made from another bundle, or damaged, is not used, and the check gives the same results', () => {
+            // a copy of the command inside the repository (its modules resolve from here)
+            const dir = fs.mkdtempSync(path.join(out, '..', '.cc-test-'));
+            try {
+                for (const f of fs.readdirSync(out)) if (f.endsWith('.cjs') || f.endsWith('.cache')) fs.copyFileSync(path.join(out, f), path.join(dir, f));
+                const cli = path.join(dir, 'calvin.cjs');
+                const expected = verdict(run(cli, ['--solver', 'wasm']));
+                const cache = path.join(dir, 'calvin-main.cjs.wasm.cache');
+                const bytes = fs.readFileSync(cache);
+                // damaged in the middle: its own checksum no longer matches
+                const damaged = Buffer.from(bytes);
+                for (let i = 0; i < 64; i++) damaged[(damaged.length >> 1) + i] ^= 0xff;
+                fs.writeFileSync(cache, damaged);
+                let r = run(cli, ['--solver', 'wasm']);
+                assert.equal(cacheState(r, 'wasm'), 'none');
+                assert.deepEqual(verdict(r), expected);
+                // cut short
+                fs.writeFileSync(cache, bytes.subarray(0, bytes.length >> 1));
+                r = run(cli, ['--solver', 'wasm']);
+                assert.equal(cacheState(r, 'wasm'), 'none');
+                assert.deepEqual(verdict(r), expected);
+                // whole, but of another bundle (one comment more): V8 would take the code of the old one
+                fs.writeFileSync(cache, bytes);
+                fs.appendFileSync(path.join(dir, 'calvin-main.cjs'), '\n// another build\n');
+                r = run(cli, ['--solver', 'wasm']);
+                assert.equal(cacheState(r, 'wasm'), 'none');
+                assert.deepEqual(verdict(r), expected);
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
+        });
+    });
 });

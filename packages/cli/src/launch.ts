@@ -19,17 +19,24 @@
 // The choice of solver is guessed here as `resolveSolver` will make it (an
 // explicit --solver, else a z3 on PATH or at --z3-path means native): a wrong
 // guess costs only the time, never a result.
+//
+// The command's bundle is loaded with V8's code cache made at build time
+// (code-cache.ts), one per set of flags.
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
+import { loadBundle } from './code-cache.js';
 import { QUICK_WASM_FLAGS, QUICK_WASM_SET, runsWasm } from './quick-wasm.js';
 
 function main(): void {
     const here = typeof __dirname === 'string' ? __dirname : '.';
-    if (runsWasm(process.argv.slice(2))) {
+    // (scripts/bundle.mjs makes each flavor's cache in a run of its own: CALVIN_CODE_CACHE=write:<flavor>)
+    const making = /^write:(wasm|plain)$/.exec(process.env.CALVIN_CODE_CACHE ?? '')?.[1];
+    const wasm = making ? making === 'wasm' : runsWasm(process.argv.slice(2));
+    if (wasm) {
         v8.setFlagsFromString(QUICK_WASM_FLAGS.join(' '));
         (globalThis as Record<symbol, unknown>)[QUICK_WASM_SET] = true;
     }
-    require(path.join(here, 'calvin-main.cjs'));
+    loadBundle(path.join(here, 'calvin-main.cjs'), wasm ? 'wasm' : 'plain');
 }
 
 main();

@@ -146,7 +146,7 @@ async function verifyGroup(group: LangiumDocument[], Calvin: CalvinServices, fil
         return out;
     }
     const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
-    const search = options.witness ? new WitnessSearch(checkedModel ?? model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log }) : undefined;
+    const search = options.witness ? new WitnessSearch(checkedModel ?? model, { solver, bounds: options.witness.bounds, timeLimitMs: options.timeLimitMs, source: f => texts.get(f), log: options.log, trace: options.trace }) : undefined;
     // the searches run side by side too (each on a solver of the pool), the diagnostics stay in order
     out.diagnostics = await inParallel(result.diagnostics, options.jobs + 1, async d => {
         const cli = toCli(d, fileOf);

@@ -36,6 +36,8 @@ export interface WitnessOptions {
      * a search that was cancelled meanwhile stops (the call throws).
      */
     checkpoint?: () => Promise<void>;
+    /** Each stage's bounds, size, answer and time (CALVIN_DEBUG). */
+    trace?: (line: string) => void;
 }
 
 /**
@@ -217,14 +219,17 @@ export class WitnessSearch {
             const cut = sp.loopCut ? ` (where a loop ran longer than ${bounds.loops} iterations, the search stopped it)` : '';
             return none(`${boundsText(bounds)}: ${why}${cut}${d ? tooWeak(d, bp) : ''}`);
         }
+        const tq = Date.now();
         const script = await enc.script(this.options.checkpoint);
         await this.options.checkpoint?.();
+        const traced = (answer: string) => this.options.trace?.(`[witness] line ${(d?.range.startLine ?? -1) + 1}, ${bounds.loops}/${bounds.switches}/${bounds.copies}: ${sp.events.length} events, ${cands.length} candidates, ${script.length} chars: ${answer} in ${Date.now() - tq} ms`);
         this.options.dumpQuery?.(script);
         // (the larger loop bounds are optional: native z3's `unknown` there ends the search, no fallback)
         const session: SolverSession = await this.options.solver.openSession(limitMs !== undefined ? { timeLimitMs: limitMs, fallback: false } : { timeLimitMs: this.options.timeLimitMs ?? 10_000 });
         let model: Map<string, bigint | boolean>;
         try {
             const answer = lastLine(await session.eval(script));
+            traced(answer);
             if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
             if (answer !== 'sat') return { ...none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`), undecided: true };
             const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
