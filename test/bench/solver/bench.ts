@@ -7,10 +7,16 @@
 // Prints, per backend: cold start (backend created without pre-warming → first
 // answer), then median / p90 / p99 / max / mean of the query time (openSession →
 // answer → close), and the native/wasm ratios, all measured in this one run.
+// Then, per backend, the first real query of a pre-warmed engine against the same
+// query again (a check's first E* closure query of the bakery, as --dump-smt
+// writes it): what the warm-up leaves to the first check.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { createBackend, nativeZ3Available, type SolverBackend } from '../../../packages/verifier/src/solver-host/index.js';
 import { firstLine, makeVc, WORKER_SCRIPT, type Vc } from '../../solver/vcs.js';
+import { CLI, ROOT } from '../../util/paths.js';
 
 const N = Number(process.argv[2] ?? 300);
 const VARS = Number(process.argv[3] ?? 50);
@@ -117,9 +123,44 @@ async function main(): Promise<void> {
         console.log(`native/wasm time ratio: cold ${ratio(native.coldStartMs, wasm.coldStartMs)}, median ${ratio(n.median, w.median)}, p90 ${ratio(n.p90, w.p90)}, p99 ${ratio(n.p99, w.p99)}, max ${ratio(n.max, w.max)}, mean ${ratio(n.mean, w.mean)}`);
         console.log(`(wasm is ${(w.median / n.median).toFixed(1)}× slower than native at the median, ${(wasm.coldStartMs / native.coldStartMs).toFixed(1)}× at cold start)`);
     }
+    await firstQuery();
     if (results.some(r => r.wrong > 0)) {
         console.log('WRONG ANSWERS: see the "wrong" column');
         process.exitCode = 1;
+    }
+}
+
+/** A pre-warmed engine's first real query, and the same query again (median of 5 engines each). */
+async function firstQuery(): Promise<void> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-bench-first-'));
+    try {
+        spawnSync(process.execPath, [CLI, 'check', '-j', '1', '--solver', 'wasm', '--dump-smt', dir, path.join(ROOT, 'test/bench/verifier/programs/bakery.calvin')], { encoding: 'utf8' });
+        const dump = fs.readFileSync(path.join(dir, 'T1.smt2'), 'utf8');
+        const query = dump.slice(0, dump.indexOf('\n', dump.indexOf('(check-sat-assuming')) + 1);
+        console.log(`\nfirst query of a pre-warmed engine (bakery's first E* closure query, ${query.length} chars; median of 5):`);
+        for (const name of ['z3-wasm', 'z3-native'] as const) {
+            if (name === 'z3-native' ? !nativeZ3Available() : !fs.existsSync(WORKER_SCRIPT)) continue;
+            const first: number[] = [], again: number[] = [];
+            for (let i = 0; i < 5; i++) {
+                const backend = createBackend(name, { workers: 1, prewarm: true, workerScript: WORKER_SCRIPT });
+                try {
+                    // (ready: a session opened and closed)
+                    (await backend.openSession({ timeLimitMs: TIME_LIMIT_MS })).close();
+                    for (const out of [first, again]) {
+                        const s = await backend.openSession({ timeLimitMs: TIME_LIMIT_MS });
+                        const t0 = performance.now();
+                        await s.eval(query);
+                        out.push(performance.now() - t0);
+                        s.close();
+                    }
+                } finally {
+                    await backend.dispose();
+                }
+            }
+            console.log(`${name.padEnd(10)} first ${fmt(stats(first).median)}  again ${fmt(stats(again).median)}`);
+        }
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
     }
 }
 
