@@ -308,6 +308,28 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
         });
     });
 
+    describe('a budget shared by the searches of a program (the CLI\'s)', () => {
+        it('a search after the deadline asks nothing and says why; one before it has the time left, at most the time limit', async () => {
+            const { program: source, text } = await programOfFile(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'));
+            const { program, errors } = await checked(source, checker);
+            const limits: number[] = [];
+            const counting: SolverBackend = { name: solver.name, dispose: async () => undefined, openSession: o => { limits.push(o.timeLimitMs); return solver.openSession(o); } };
+            const d = errors.find(x => x.code === 'assert')!;
+            const over = await new WitnessSearch(program, { solver: counting, source: () => text, deadline: Date.now() - 1, budgetMs: 20_000 }).find(d);
+            assert.equal(over.status, 'not-confirmed');
+            if (over.status === 'not-confirmed') assert.equal(over.reason, 'not searched: the witness searches of this program used up their time (20 s)');
+            assert.deepEqual(limits, [], 'no query');
+            const within = await new WitnessSearch(program, { solver: counting, source: () => text, timeLimitMs: 10_000, deadline: Date.now() + 60_000, budgetMs: 60_000 }).find(d);
+            assert.equal(within.status, 'confirmed');
+            assert.ok(limits.length > 0 && limits.every(l => l === 10_000), `${limits}`);
+            limits.length = 0;
+            const short = await new WitnessSearch(program, { solver: counting, source: () => text, timeLimitMs: 10_000, deadline: Date.now() + 5_000, budgetMs: 5_000 }).find(d);
+            assert.equal(short.status, 'confirmed');
+            // (a native z3's session may take 1.3 times its limit with the fallback: the limit leaves room for that)
+            assert.ok(limits.length > 0 && limits.every(l => l <= 5_000 / 1.3), `${limits}`);
+        });
+    });
+
     describe('output', () => {
         /** The witness of simple_lock_unlocked's failing assertion. */
         const unlockedAssertWitness = async (): Promise<WitnessResult> => {

@@ -38,7 +38,23 @@ export interface WitnessOptions {
     checkpoint?: () => Promise<void>;
     /** Each stage's bounds, size, answer and time (CALVIN_DEBUG). */
     trace?: (line: string) => void;
+    /**
+     * When the searches must be over (Date.now()): a budget the caller shares among the searches of
+     * one program (the CLI: a search is optional, the check's verdict is not). A stage gets the time
+     * left (its solver's share with it), and none starts without any.
+     */
+    deadline?: number;
+    /** The budget the deadline ends (ms; for the messages). */
+    budgetMs?: number;
 }
+
+/** The least time (ms) worth a stage of its own before the deadline. */
+const MIN_STAGE_MS = 250;
+/**
+ * A session of time limit L may take about 1.3 L: a native z3's share first, then Z3 in
+ * WebAssembly with all of it (solver-host/fallback.ts).
+ */
+const FALLBACK_FACTOR = 1.3;
 
 /**
  * Loop bounds tried after the default one when a loop was cut: it grows by
@@ -130,7 +146,7 @@ export class WitnessSearch {
             return deeper.status === 'confirmed' || deepenFrom === result ? deeper : result!;
         } catch (e) {
             if (e instanceof WitnessUnsupported || e instanceof LoweringError) return notConfirmed(`the witness search does not handle this program: ${e.message}`);
-            if (e instanceof SolverFailure) return notConfirmed(e.kind === 'timeout' ? `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)` : `the solver failed: ${e.message}`);
+            if (e instanceof SolverFailure) return notConfirmed(e.kind !== 'timeout' ? `the solver failed: ${e.message}` : this.options.deadline !== undefined && Date.now() >= this.options.deadline - MIN_STAGE_MS ? `the witness searches of this program used up their time (${this.budgetText()})` : `the search ran out of time (${this.options.timeLimitMs ?? 10_000} ms)`);
             this.options.log?.(`witness search: internal error: ${(e as Error)?.stack ?? e}`);
             return notConfirmed(`internal error of the witness search (${(e as Error)?.message ?? e}); please report it`);
         }
@@ -225,13 +241,15 @@ export class WitnessSearch {
         const traced = (answer: string) => this.options.trace?.(`[witness] line ${(d?.range.startLine ?? -1) + 1}, ${bounds.loops}/${bounds.switches}/${bounds.copies}: ${sp.events.length} events, ${cands.length} candidates, ${script.length} chars: ${answer} in ${Date.now() - tq} ms`);
         this.options.dumpQuery?.(script);
         // (the larger loop bounds are optional: native z3's `unknown` there ends the search, no fallback)
-        const session: SolverSession = await this.options.solver.openSession(limitMs !== undefined ? { timeLimitMs: limitMs, fallback: false } : { timeLimitMs: this.options.timeLimitMs ?? 10_000 });
+        const left = this.options.deadline === undefined ? Infinity : this.options.deadline - Date.now();
+        if (left < MIN_STAGE_MS) return { ...none(`not searched: the witness searches of this program used up their time (${this.budgetText()})`), undecided: true };
+        const session: SolverSession = await this.options.solver.openSession(limitMs !== undefined ? { timeLimitMs: Math.min(limitMs, left), fallback: false } : { timeLimitMs: Math.min(this.options.timeLimitMs ?? 10_000, Math.floor(left / FALLBACK_FACTOR)) });
         let model: Map<string, bigint | boolean>;
         try {
             const answer = lastLine(await session.eval(script));
             traced(answer);
             if (answer === 'unsat') return none(`${boundsText(bounds)}${d ? tooWeak(d, bp) : ''}`);
-            if (answer !== 'sat') return { ...none(`the search could not decide within its time limit (solver: ${answer}); ${boundsText(bounds)}`), undecided: true };
+            if (answer !== 'sat') return { ...none(`the search could not decide within its time limit (solver: ${answer}${Math.floor(left / FALLBACK_FACTOR) < (this.options.timeLimitMs ?? 10_000) ? `; the witness searches of this program have ${this.budgetText()} in all` : ''}); ${boundsText(bounds)}`), undecided: true };
             const names = [...enc.modelNames(), ...(this.options.debug ? [...sp.decls.keys()] : [])];
             const getModel = async () => {
                 const m = new Map<string, bigint | boolean>();
@@ -272,6 +290,10 @@ export class WitnessSearch {
             return this.bug(none, r.why);
         }
         return { status: 'confirmed', steps: r.steps, bounds, summary: r.summary, timeMs: Date.now() - t0, candidate: cand };
+    }
+
+    private budgetText(): string {
+        return this.options.budgetMs !== undefined ? `${Math.round(this.options.budgetMs / 1000)} s` : 'their budget';
     }
 
     private bug(none: (why: string) => WitnessResult, why: string): WitnessResult {
