@@ -150,8 +150,8 @@ async function verifyGroup(group: LangiumDocument[], Calvin: CalvinServices, fil
     }
     const texts = new Map(group.map(d => [d.uri.toString(), d.textDocument.getText()]));
     // (a witness is a confirmation, not the verdict: the searches of one program share a budget of
-    // WITNESS_BUDGET time limits from the first one on, so that a program whose bugs are hard to
-    // reach within the bounds does not take minutes; measured on users' programs: up to 200 s)
+    // WITNESS_BUDGET time limits from the first one on, so that a program with several errors the
+    // bounds cannot reach does not take 1.3 time limits per search and stage in turn)
     const budgetMs = WITNESS_BUDGET * (options.timeLimitMs ?? 10_000);
     const witnessOptions = { solver, bounds: options.witness?.bounds, timeLimitMs: options.timeLimitMs, source: (f: string) => texts.get(f), log: options.log, trace: options.trace, budgetMs };
     let search: WitnessSearch | undefined;
