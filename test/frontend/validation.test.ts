@@ -583,6 +583,22 @@ thread T {
         ]);
     });
 
+    it("'new' for a ghost field's value says that ghost code allocates nothing (ghost arrays are not supported)", async () => {
+        const src = `
+int[] a = new int[8];
+//@ ghost int[] g = new int[8];
+//@ ghost int[] h;
+thread T {
+  //@ set h = new int[2];
+  //@ set h = a;
+}`;
+        const ghost = /^Ghost code allocates nothing: 'new' cannot give a ghost field its value \(ghost arrays and objects are not supported; a ghost field holds an int, a boolean, or a reference to a real object\)\.$/;
+        await expectDiagnostics(src, [
+            err(src, 'new int[8]', 'type', ghost, { in: 'g = new int[8]' }),
+            err(src, 'new int[2]', 'type', ghost),
+        ]);
+    });
+
     it('a quantifier in code is one error saying quantifiers belong in annotations', async () => {
         const src = cv`
 thread T { boolean b = (\forall int i; i == i); int k = 0; }`;

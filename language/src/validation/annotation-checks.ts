@@ -245,7 +245,11 @@ export class AnnotationChecks {
             if (ast.isFrameLocation(e.$container)) return; // reported as not a location
             error(accept, 'type', e, `Annotations must be side-effect free: calls are not allowed here; state the property over fields and variables.`);
         } else if (ast.isNewExpr(e)) {
-            error(accept, 'type', e, `Annotations must be side-effect free: 'new' is not allowed here.`);
+            // (ghost state is fields only: what the user meant by `ghost int[] g = new int[8]` cannot be had)
+            const ghostValue = (ast.isGhostField(e.$container) && e.$container.init === e) || (ast.isSetClause(e.$container) && e.$container.value === e);
+            error(accept, 'type', e, ghostValue
+                ? `Ghost code allocates nothing: 'new' cannot give a ghost field its value (ghost arrays and objects are not supported; a ghost field holds an int, a boolean, or a reference to a real object).`
+                : `Annotations must be side-effect free: 'new' is not allowed here.`);
         } else if (ast.isCasExpr(e)) {
             error(accept, 'type', e, `Annotations must be side-effect free: 'cas' is not allowed here.`);
         } else if (ast.isNondetExpr(e)) {
