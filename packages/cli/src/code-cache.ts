@@ -2,7 +2,7 @@
 //
 // Compiling the 2.5 MB bundle, and then every function a check calls the first
 // time it is called, is a good part of a short run's start. After bundling,
-// `scripts/bundle.mjs` checks the examples once per flavor with
+// `scripts/bundle.mjs` checks four examples once per flavor with
 // CALVIN_CODE_CACHE=write:<flavor>: at the exit, V8 serializes the code of
 // every function compiled so far, and it is written next to the bundle. Later
 // runs hand it to V8, which takes the compiled functions from it instead of
