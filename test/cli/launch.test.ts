@@ -60,6 +60,24 @@ describe('calvin launcher', () => {
         }
     });
 
+    it('runs the z3 on PATH\'s --version once, while the bundle loads, and the choice of solver takes its answer', () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calvin-fake-z3-'));
+        try {
+            // a z3 too old for `auto` (so that the check runs on Z3 in WebAssembly) that logs every run
+            const log = path.join(dir, 'runs.log');
+            fs.writeFileSync(path.join(dir, 'z3'), `#!/bin/sh\necho "$@" >> '${log}'\necho "Z3 version 4.7.1 - 64 bit"\n`, { mode: 0o755 });
+            const r = spawnSync(process.execPath, [CLI, 'check', '--verbose', path.join(EXAMPLES, 'simple_lock_ok.calvin')], {
+                encoding: 'utf8', timeout: 120_000, env: { ...process.env, CALVIN_DEBUG: '1', PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` },
+            });
+            assert.equal(r.status, 0, r.stderr);
+            assert.match(r.stderr, /calvin: z3 --version: the answer of the run started at launch/);
+            assert.match(r.stderr, new RegExp(`calvin: solver: Z3 in WebAssembly \\(${path.join(dir, 'z3').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is Z3 4\\.7\\.1, older than 4\\.8\\)`));
+            assert.deepEqual(fs.readFileSync(log, 'utf8').trim().split('\n'), ['--version']);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     describe('V8\'s code cache of the command (code-cache.ts)', () => {
         const out = path.dirname(CLI);
         const run = (cli: string, extra: string[] = []) => spawnSync(process.execPath, [cli, 'check', '--format', 'json', '--no-witness', ...extra, path.join(EXAMPLES, 'simple_lock_unlocked.calvin')], {

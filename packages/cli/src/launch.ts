@@ -25,6 +25,7 @@
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { loadBundle } from './code-cache.js';
+import { findNativeZ3, prefetchNativeZ3Version } from '@calvin/verifier/find-z3';
 import { QUICK_WASM_FLAGS, QUICK_WASM_SET, runsWasm } from './quick-wasm.js';
 
 function main(): void {
@@ -35,6 +36,12 @@ function main(): void {
     if (wasm) {
         v8.setFlagsFromString(QUICK_WASM_FLAGS.join(' '));
         (globalThis as Record<symbol, unknown>)[QUICK_WASM_SET] = true;
+    }
+    // (a native run: the z3's `--version` runs while the bundle loads)
+    const args = process.argv.slice(2);
+    if (!wasm && (args[0] === 'check' || args[0] === 'infer') && !args.includes('--no-verify')) {
+        const z3 = findNativeZ3();
+        if (z3) prefetchNativeZ3Version(z3);
     }
     loadBundle(path.join(here, 'calvin-main.cjs'), wasm ? 'wasm' : 'plain');
 }

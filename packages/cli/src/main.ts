@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { oneLine, resolveSolver, SOLVER_CHOICES, SolverFailure, type SolverChoice } from '@calvin/verifier';
+import { awaitPrefetchedZ3Version, oneLine, resolveSolver, SOLVER_CHOICES, SolverFailure, type SolverChoice } from '@calvin/verifier';
 import { check } from './check.js';
 import { inferFiles } from './infer.js';
 import { formatJson, formatSarif, formatText, printable, warn, type Format } from './format.js';
@@ -42,6 +42,7 @@ program
         finishing = true;
         try {
             const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
+            if (options.verify && await awaitPrefetchedZ3Version(options.z3Path) && process.env.CALVIN_DEBUG) process.stderr.write('calvin: z3 --version: the answer of the run started at launch\n');
             const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
             if (solver && debug) process.stderr.write(`calvin: solver: ${printableLines(solver.description)}${solver.kind === 'z3-wasm' && quickWasmFlags() ? `; V8 ${QUICK_WASM_FLAGS.join(' ')} (launch.ts)` : ''}\n`);
             const { skipped, checked, notChecked, ...report } = await check(files, {
@@ -173,6 +174,7 @@ program
     .action(async (files: string[], options: { format: 'text' | 'json'; write?: boolean; verify: boolean; solver: SolverChoice; z3Path?: string; timeLimit: string; jobs: string }) => {
         finishing = true;
         try {
+            if (options.verify && await awaitPrefetchedZ3Version(options.z3Path) && process.env.CALVIN_DEBUG) process.stderr.write('calvin: z3 --version: the answer of the run started at launch\n');
             const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
             const r = await inferFiles(files, {
                 write: options.write === true, format: options.format, verify: options.verify,

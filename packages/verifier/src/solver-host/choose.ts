@@ -4,7 +4,7 @@
 // under both in test/solver/backends.test.ts); only the time does.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { findNativeZ3 } from './find-z3.js';
+import { findNativeZ3, parseZ3Version, prefetchedNativeZ3Version } from './find-z3.js';
 import { SolverFailure } from './types.js';
 
 /** What a user may ask for (`z3-wasm` / `z3-native`: older spellings). */
@@ -32,11 +32,23 @@ export function nativeZ3Version(z3Path: string): string | undefined {
     let version: string | undefined;
     try {
         const r = spawnSync(z3Path, ['--version'], { encoding: 'utf8', timeout: 5000 });
-        const m = !r.error && r.status === 0 ? /version\s+(\d+\.\d+(?:\.\d+)?)/i.exec(r.stdout) : null;
-        version = m?.[1];
+        version = !r.error && r.status === 0 ? parseZ3Version(r.stdout) : undefined;
     } catch { /* does not run */ }
     versions.set(z3Path, version);
     return version;
+}
+
+/**
+ * Take the answer of a `z3 --version` the launcher started for the z3 `resolveSolver` will look
+ * at (find-z3.ts), so that resolveSolver does not run it again; whether there was one.
+ */
+export async function awaitPrefetchedZ3Version(z3Path?: string): Promise<boolean> {
+    const exe = z3Path !== undefined && z3Path !== '' ? z3Path : findNativeZ3();
+    if (!exe || versions.has(exe)) return false;
+    const pending = prefetchedNativeZ3Version(exe);
+    if (!pending) return false;
+    versions.set(exe, await pending);
+    return true;
 }
 
 function atLeast(version: string, min: readonly [number, number]): boolean {
