@@ -83,7 +83,10 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const stateAtoms = new Map<string, Extract<Term, { t: 'read' }>>();
     // Boolean locations the loop stores to, or that an assertion after it reads (`l.w = true;
     // ok = true;` in a retry loop, then `assert l.w;`): facts its flags may record (`ok ==> l.w`).
+    // Then, with the room left, those it reads: a polling loop records what it saw (`ready =
+    // p.isDone();` until ready, then the data that `done` protects: `ready ==> p.done`).
     const boolAtoms = new Map<string, Term>();
+    const boolReads: Term[] = [];
     // (a store's object is often a temporary that read it from a shared location: that location)
     const defs = new Map<string, Term>();
     const addBool = (t: Term) => {
@@ -110,6 +113,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
                 if (!sv || sv.kind === 'alloc' || sv.kind === 'owner' || sv.kind === 'linked') return;
                 addAtom(t);
                 if (usable(t)) stateAtoms.set(T.key(t), t);
+                if (t.sort === 'Bool') boolReads.push(t);
                 return;
             }
             case 'app': {
@@ -175,6 +179,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         fromAssertion(cond);
         for (const r of T.readsOf(cond)) if (r.state === undefined && r.sort === 'Bool') addBool(r);
     }
+    boolReads.forEach(addBool);
     for (const name of input.modifiedLocals) {
         const d = input.locals.get(name);
         if (d && (d.sort === 'Int' || d.sort === 'Ref')) addAtom(T.v(name, d.sort));
