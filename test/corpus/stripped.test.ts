@@ -35,6 +35,7 @@ export const STRIPPED_EXCEPTIONS: Record<string, string> = {
     'double_buffer_swap_ok.calvin': 'a frame may be written by the renderer while it is the spare one (`this == spare`): the inference\'s facts compare locations with constants, the thread id and monitors, not an object with a global reference',
     'handoff_slot_ok.calvin': "who owns the slot is a protocol over two fields written in different steps (`owner` claimed by cas, `full` raised by the owner): the inference proposes guards of one field's writers, not a protocol over two",
     'retry_until_entered_ok.calvin': "the inferred guard of `taken` is what holds at its one write (`this.holder == tid && this.visitors == 0`), not who writes it (`tid == Writer`): the writer's read after the loop, outside the monitor, is stable only because no other thread writes it",
+    'spin_flag_cas_ok.calvin': "the lock is taken in a loop that records its success in a local flag (`got = cas(lk, 0, tid)`): the check's loop invariants carry `got ==> lk == tid` out of the loop, the inference's facts do not, so it finds no protection of `data` at the write after it",
 };
 
 function programs(): Array<{ name: string; file: string }> {

@@ -87,6 +87,9 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     // p.isDone();` until ready, then the data that `done` protects: `ready ==> p.done`).
     const boolAtoms = new Map<string, Term>();
     const boolReads: Term[] = [];
+    // Int locations the loop stores the thread's id to (`got = cas(lk, 0, tid)`): `lk == tid` is a
+    // fact its flags may record (`got ==> lk == tid`).
+    const claims = new Map<string, Term>();
     // (a store's object is often a temporary that read it from a shared location: that location)
     const defs = new Map<string, Term>();
     const addBool = (t: Term) => {
@@ -95,6 +98,13 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
         const sv = vocab.vars.get(t.map);
         if (!sv || sv.kind !== 'field' && sv.kind !== 'global') return;
         boolAtoms.set(T.key(t), t);
+    };
+    const addClaim = (t: Term) => {
+        if (t.t === 'read') t = T.read(t.map, t.keys.map(k => (k.t === 'var' && defs.get(k.name)) || k), t.sort);
+        if (claims.size >= MAX_BOOL_ATOMS || t.t !== 'read' || !usable(t)) return;
+        const sv = vocab.vars.get(t.map);
+        if (!sv || sv.kind !== 'field' && sv.kind !== 'global') return;
+        claims.set(T.key(t), T.eq(t, input.tid));
     };
 
     const addAtom = (t: Term) => {
@@ -137,6 +147,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
                 c.keys.forEach(visitTerm);
                 visitTerm(c.value);
                 if (T.sortOf(c.value) === 'Bool') addBool(T.read(c.map, c.keys, 'Bool'));
+                if (T.sameTerm(c.value, input.tid)) addClaim(T.read(c.map, c.keys, 'Int'));
             }
             else if (c.k === 'if') { visitTerm(c.cond); visitOp(c.then); visitOp(c.else); }
         }
@@ -258,7 +269,7 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const flags = [...input.modifiedLocals].filter(n => input.locals.get(n)?.sort === 'Bool' && isSourceVariable(n)).slice(0, MAX_FLAGS);
     // (and that an object is still the thread's own: `n` is private until the cas that sets `done`)
     const own = vocab.has(ALLOC) && (input.havocked.has(OWNER) || input.partlyHavocked?.has(OWNER)) ? [...refAtoms.values()].filter(r => r.t === 'var').slice(0, 2).map(r => T.eq(ownerOf(r), input.tid)) : [];
-    const facts = [...pcAtoms.map(a => a.cond), ...own, ...[...boolAtoms.values()].flatMap(b => [b, T.not(b)]), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
+    const facts = [...pcAtoms.map(a => a.cond), ...own, ...[...boolAtoms.values()].flatMap(b => [b, T.not(b)]), ...claims.values(), ...[...comparisons.values()].flatMap(c => c.t === 'app' && c.fn === '=' ? [c, T.not(c)] : [c])].slice(0, MAX_FLAG_FACTS);
     for (const name of flags) {
         const b = T.v(name, 'Bool');
         for (const f of facts) {
