@@ -195,6 +195,16 @@ export class FactAnalysis {
             const c = g.init ? constOf(g.init) : defaultConst(g.type.kind);
             if (c) out.push({ k: 'eq', loc: { base: { k: 'global', field: g.id }, fields: [] }, c });
         }
+        // The fields of an object a global's initializer makes (`final Job job = new Job();`, a flag
+        // kept in an object as Java code keeps it): their initial values, as for globals.
+        for (const g of statics) {
+            if (g.init?.kind !== 'new' || assigned.has(g.id)) continue;
+            for (const f of this.classesByName.get(g.init.class)?.fields ?? []) {
+                if (f.isStatic || assigned.has(f.id) || f.type.kind === 'array' || f.type.kind === 'class' || !tested.has(f.id)) continue;
+                const c = f.init ? constOf(f.init) : defaultConst(f.type.kind);
+                if (c) out.push({ k: 'eq', loc: { base: { k: 'global', field: g.id }, fields: [f.id] }, c });
+            }
+        }
         return out;
     }
 
