@@ -319,14 +319,29 @@ thread T2 { Mutex.acquire(); int v = x; assert v >= 0; Mutex.release(); }
             assert.equal(over.status, 'not-confirmed');
             if (over.status === 'not-confirmed') assert.equal(over.reason, 'not searched: the witness searches of this program used up their time (20 s)');
             assert.deepEqual(limits, [], 'no query');
-            const within = await new WitnessSearch(program, { solver: counting, source: () => text, timeLimitMs: 10_000, deadline: Date.now() + 60_000, budgetMs: 60_000 }).find(d);
+            // (one loop iteration: no quick stage before the stages, whose limits are asserted here)
+            const within = await new WitnessSearch(program, { solver: counting, source: () => text, bounds: { loops: 1 }, timeLimitMs: 10_000, deadline: Date.now() + 60_000, budgetMs: 60_000 }).find(d);
             assert.equal(within.status, 'confirmed');
             assert.ok(limits.length > 0 && limits.every(l => l === 10_000), `${limits}`);
             limits.length = 0;
-            const short = await new WitnessSearch(program, { solver: counting, source: () => text, timeLimitMs: 10_000, deadline: Date.now() + 5_000, budgetMs: 5_000 }).find(d);
+            const short = await new WitnessSearch(program, { solver: counting, source: () => text, bounds: { loops: 1 }, timeLimitMs: 10_000, deadline: Date.now() + 5_000, budgetMs: 5_000 }).find(d);
             assert.equal(short.status, 'confirmed');
             // (a native z3's session may take 1.3 times its limit with the fallback: the limit leaves room for that)
             assert.ok(limits.length > 0 && limits.every(l => l <= 5_000 / 1.3), `${limits}`);
+        });
+    });
+
+    describe('the quick stage', () => {
+        it('with loops that may run more than once, the search first tries one iteration and one copy, natively only, with a short limit', async () => {
+            const { program: source, text } = await programOfFile(path.join(EXAMPLES, 'simple_lock_unlocked.calvin'));
+            const { program, errors } = await checked(source, checker);
+            const sessions: Array<{ timeLimitMs: number; fallback?: boolean }> = [];
+            const counting: SolverBackend = { name: solver.name, dispose: async () => undefined, openSession: o => { sessions.push(o); return solver.openSession(o); } };
+            const w = await new WitnessSearch(program, { solver: counting, source: () => text, timeLimitMs: 10_000 }).find(errors.find(x => x.code === 'assert')!);
+            assert.equal(w.status, 'confirmed');
+            // (a witness within one iteration is one within the bounds asked for: they are the ones shown)
+            if (w.status === 'confirmed') assert.deepEqual(w.bounds, { loops: 3, switches: 3, copies: 2, inlineDepth: 8 });
+            assert.deepEqual(sessions[0], { timeLimitMs: 2000, fallback: false });
         });
     });
 

@@ -70,6 +70,9 @@ const MAX_DEEPENED_LOOPS = 9;
 const DEEPEN_MAX_EVENTS = 64;
 const DEEPEN_MS = 1000;
 
+/** The time limit (ms) of the quick stage (one loop iteration, one copy). */
+const QUICK_STAGE_MS = 2000;
+
 /** Rounds and time (ms) spent asking the solver for a shorter trace once one is found. */
 const SHRINK_ROUNDS = 8;
 const SHRINK_MS = 800;
@@ -116,6 +119,16 @@ export class WitnessSearch {
         return replicated && this.bounds.copies > 1 ? [{ ...this.bounds, copies: 1 }, this.bounds] : [this.bounds];
     }
 
+    /**
+     * Before the stages, when loops may run more than once: one iteration and one copy, with a
+     * short limit and no fallback. Most races need no second iteration, and the unrolled program
+     * is the smaller by far (a users' program: 143 events, a witness in 0.8 s, where the default
+     * bounds ran out of time after 18 s).
+     */
+    private quickStage(): WitnessBounds | undefined {
+        return this.bounds.loops > 1 ? { ...this.bounds, loops: 1, copies: 1 } : undefined;
+    }
+
     /** A witness for a diagnostic of this program. */
     async find(d: VDiagnostic): Promise<WitnessResult> {
         const t0 = Date.now();
@@ -131,10 +144,24 @@ export class WitnessSearch {
             const aborted = first.init.aborted;
             if (aborted) return notConfirmed(`${boundsText(this.bounds)}: the field initializers fail before any thread starts (${aborted.failed!.message}, line ${aborted.failed!.range.startLine + 1})`);
             let result: WitnessResult | undefined;
+            const quick = this.quickStage();
+            // (no loop ran past its one iteration, and the answer was no: more iterations with one copy add nothing)
+            let oneCopyDone = false;
+            if (quick) {
+                try {
+                    const found = await this.stage(goal, d, t0, quick, QUICK_STAGE_MS);
+                    if (found.result.status === 'confirmed') return { ...found.result, bounds: this.bounds };
+                    oneCopyDone = !found.loopCut && !found.undecided;
+                } catch (e) {
+                    // (the optional stage's failure leaves the search to the others; a cancellation goes on up)
+                    if (!(e instanceof SolverFailure)) throw e;
+                }
+            }
             // (deepened from the first stage small enough: one copy of each replicated thread often is
             // when the full bounds are not, as when a set-up loop runs longer than the bound)
             let deepenFrom: WitnessResult | undefined;
             for (const bounds of this.stages()) {
+                if (oneCopyDone && bounds.copies === 1 && this.stages().length > 1) continue;
                 const found = await this.stage(goal, d, t0, bounds);
                 result = found.result;
                 if (!deepenFrom && found.loopCut && found.events <= DEEPEN_MAX_EVENTS) deepenFrom = found.result;
