@@ -1,5 +1,5 @@
 import type { Clause, Expr, FieldModel, Range } from '../model/program.js';
-import { atomExpr, atomKey, atomPath, atomText, pathField, pathKey, pathText, pathExpr, type Namer, type Path } from './atoms.js';
+import { atomExpr, atomKey, atomPath, atomText, pathField, pathKey, pathText, pathExpr, type Atom, type Namer, type Path } from './atoms.js';
 import type { AssertionSite } from './facts.js';
 import { linesRef } from '../report/lines.js';
 
@@ -146,7 +146,28 @@ function candidatesOf(e: Expr, a: AssertionSite, fields: Map<string, FieldModel>
         const q = render(e, a, n, obj);
         if (!q || trivial(q, n)) return out;
         const text = exprText(q, n);
-        out.push({ kind: 'invariant', owner: f.owner, key: `${f.owner}:${text}`, text, expr: q, fields: [...new Set(paths.map(p => p.fields[0]))], range: a.range, origin: `inferred from the ${what(a)} at ${line}` });
+        const qFields = [...new Set(paths.map(p => p.fields[0]))];
+        out.push({ kind: 'invariant', owner: f.owner, key: `${f.owner}:${text}`, text, expr: q, fields: qFields, range: a.range, origin: `inferred from the ${what(a)} at ${line}` });
+        // under the conditions the thread tested before it on the same object (`s.ready` before
+        // `assert s.port > 1024`: `ready ==> port > 1024`), as for globals
+        const inQ = new Set(paths.map(pathKey));
+        const conds = a.atoms.flatMap((x): Atom[] => {
+            if (x.k !== 'eq' && x.k !== 'ne') return [];
+            const p = atomPath(x);
+            if (p.fields.length !== 1 || inQ.has(pathKey(p)) || pathKey({ base: p.base, fields: [] }) !== pathKey(obj) || fields.get(p.fields[0])?.owner !== f.owner) return [];
+            return [{ ...x, loc: { base: { k: 'this' }, fields: p.fields } }];
+        });
+        if (conds.length > 0) {
+            const cond = conds.map(x => atomExpr(x, n, a.range)).reduce((x, y) => ({ kind: 'binary', op: '&&', left: x, right: y, type: BOOL, range: a.range }));
+            const condText = conds.map(x => atomText(x, n)).join(' && ');
+            const implied = `${condText} ==> ${text}`;
+            out.push({
+                kind: 'invariant', owner: f.owner, key: `${f.owner}:${implied}`, text: implied, fields: [...qFields, ...conds.map(x => pathField(atomPath(x))!)], range: a.range,
+                expr: { kind: 'binary', op: '==>', left: cond, right: q, type: BOOL, range: a.range },
+                origin: `inferred from the assertion at ${line} (${condText} tested before it)`,
+                implies: `${f.owner}:${text}`,
+            });
+        }
     }
     return out;
 }
