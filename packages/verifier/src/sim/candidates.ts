@@ -92,19 +92,20 @@ export function loopCandidates(input: CandidateInput): Candidate[] {
     const claims = new Map<string, Term>();
     // (a store's object is often a temporary that read it from a shared location: that location)
     const defs = new Map<string, Term>();
-    const addBool = (t: Term) => {
-        if (t.t === 'read') t = T.read(t.map, t.keys.map(k => (k.t === 'var' && defs.get(k.name)) || k), t.sort);
-        if (boolAtoms.size >= MAX_BOOL_ATOMS || t.t !== 'read' || !usable(t)) return;
+    /** A field or global read, its keys' temporaries replaced by the locations they read, if usable. */
+    const sharedRead = (t: Term): Term | undefined => {
+        if (t.t !== 'read') return undefined;
+        const r = T.read(t.map, t.keys.map(k => (k.t === 'var' && defs.get(k.name)) || k), t.sort);
         const sv = vocab.vars.get(t.map);
-        if (!sv || sv.kind !== 'field' && sv.kind !== 'global') return;
-        boolAtoms.set(T.key(t), t);
+        return usable(r) && sv && (sv.kind === 'field' || sv.kind === 'global') ? r : undefined;
+    };
+    const addBool = (t: Term) => {
+        const r = boolAtoms.size < MAX_BOOL_ATOMS ? sharedRead(t) : undefined;
+        if (r) boolAtoms.set(T.key(r), r);
     };
     const addClaim = (t: Term) => {
-        if (t.t === 'read') t = T.read(t.map, t.keys.map(k => (k.t === 'var' && defs.get(k.name)) || k), t.sort);
-        if (claims.size >= MAX_BOOL_ATOMS || t.t !== 'read' || !usable(t)) return;
-        const sv = vocab.vars.get(t.map);
-        if (!sv || sv.kind !== 'field' && sv.kind !== 'global') return;
-        claims.set(T.key(t), T.eq(t, input.tid));
+        const r = claims.size < MAX_BOOL_ATOMS ? sharedRead(t) : undefined;
+        if (r) claims.set(T.key(r), T.eq(r, input.tid));
     };
 
     const addAtom = (t: Term) => {

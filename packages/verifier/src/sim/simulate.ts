@@ -1410,7 +1410,7 @@ export class Simulator {
             out.push({
                 k: 'assert', cond: T.or(T.eq(T.v(PC, 'Int'), T.int(n + 1)), T.and(T.eq(T.v(PC, 'Int'), T.int(n)), T.v(OBS, 'Bool'))), check: this.check({
                     code: 'abstraction', range, chain: [],
-                    message: `'${m.name}' may return before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened`,
+                    message: `'${m.name}' may return before ${n === 1 ? 'the step' : `all ${n} steps`} of its abstraction happened`,
                     show: [['steps done', T.arith('-', T.v(PC, 'Int'), T.int(1))]],
                     missingStep: { steps: a.steps.map(s => ({ text: s.text, changesNothing: allowsNoChange(s, abs.ctx) })) },
                     related: { range: a.range, message: `abstraction of '${m.name}'` },

@@ -56,7 +56,7 @@ function failureOf(goal: Goal, init: InitRun): { outcome: StepOutcome; before: n
         if (p.k !== 'return' || !call || !inRange(p.range, goal) || !method(call.body.method.name)) continue;
         const n = call.body.method.abstraction!.steps.length;
         if (a?.kind === 'missing-steps' && !call.positions.has(n)) {
-            return { ...r, summary: `'${call.body.method.name}' returns before all ${n} step${n === 1 ? '' : 's'} of its abstraction happened` };
+            return { ...r, summary: `'${call.body.method.name}' returns before ${n === 1 ? 'the step' : `all ${n} steps`} of its abstraction happened` };
         }
         const ensures = a?.kind === 'ensures' ? r.ensuresFailed.find(t => a.text === undefined || t === a.text) : undefined;
         if (ensures !== undefined) return { ...r, summary: `'${call.body.method.name}' returns with '${ensures}' false` };

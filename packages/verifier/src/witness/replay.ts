@@ -153,8 +153,8 @@ function finish(bp: BoundedProgram, m: Machine, out: StepOutcome, cand: Candidat
             // no position left (an earlier step matched none of the abstraction's): no run of it happened either
             if (!out.call || out.call.positions.has(n)) return { ok: false, why: 'the method returns after all its steps' };
             show(out, true);
-            const steps_ = `${n} step${n === 1 ? '' : 's'}`;
-            const how = out.call.positions.size === 0 ? `with its steps matching no run of its abstraction (not all ${steps_} happened)` : `before all ${steps_} of its abstraction happened`;
+            const steps_ = n === 1 ? 'the step' : `all ${n} steps`;
+            const how = out.call.positions.size === 0 ? `with its steps matching no run of its abstraction (${n === 1 ? 'its step did not happen' : `not all ${n} steps happened`})` : `before ${steps_} of its abstraction happened`;
             return { ok: true, steps, summary: `${name(t)} returns from '${cand.body.method.name}' ${how}` };
         }
         case 'ensures': {

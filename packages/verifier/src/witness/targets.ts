@@ -86,7 +86,7 @@ export function goalOf(d: VDiagnostic, vocab: Vocabulary): Goal {
     } else if (d.code === 'abstraction') {
         const m = d.message;
         if (/the precondition/.test(m)) goal.abstraction = { kind: 'requires' };
-        else if (/may return before all/.test(m)) goal.abstraction = { kind: 'missing-steps', method: /^'([^']+)'/.exec(m)?.[1] };
+        else if (/may return before (all \d+ steps|the step) of its abstraction/.test(m)) goal.abstraction = { kind: 'missing-steps', method: /^'([^']+)'/.exec(m)?.[1] };
         else if (/the postcondition '(.*)' of '([^']+)'/.test(m)) {
             const x = /the postcondition '(.*)' of '([^']+)'/.exec(m)!;
             goal.abstraction = { kind: 'ensures', method: x[2], text: x[1] };
