@@ -11,17 +11,6 @@ import { findNativeZ3 } from './find-z3.js';
 
 const START_TIMEOUT_MS = 20_000;
 
-/**
- * The query a pre-warmed process answers first. Measured with Debian's z3 4.8.12 on a check's
- * first query (a 28 KB E* closure query of the bakery): 65-80 ms when it is the process's first,
- * or the first after the process's first `(reset)` (every session starts with one), and 10-12 ms
- * after this, which holds a quantifier and is run twice (once, or twice without the quantifier:
- * 65-70 ms). Z3 sets something up for quantifiers in each of its first two contexts.
- */
-const NATIVE_WARM_UP = Array(2).fill(`(declare-sort W 0)(declare-fun f (W) Int)(declare-fun g (W) Int)(declare-const a W)(declare-const b W)(declare-const x Int)(declare-const p Bool)(declare-const q Bool)
-(assert (forall ((r W)) (>= (f r) 0)))(assert (=> p (and (= (f a) (+ x 1)) (distinct a b) (< (g b) x))))(assert (=> q (> (f b) (f a))))
-(check-sat-assuming (p q))(get-value (x (g a)))(check-sat-assuming (p (not q)))(reset)`).join('\n');
-
 export const NO_NATIVE_Z3 =
     'z3-native: no `z3` executable on PATH. Install Z3 (e.g. `apt-get install z3` on Debian/Ubuntu, `brew install z3` on macOS) or use the z3-wasm backend.';
 
@@ -207,7 +196,7 @@ export class NativeEngine implements Engine {
             });
             proc.on('spawn', () => {
                 const warm = this.prewarm
-                    ? this.send(inst, NATIVE_WARM_UP, START_TIMEOUT_MS)
+                    ? this.send(inst, '(declare-const calvin_warm Int)(assert (> calvin_warm 0))(check-sat)(reset)', START_TIMEOUT_MS)
                     : Promise.resolve('');
                 warm.then(() => {
                     started = true;
