@@ -31,17 +31,20 @@ import { QUICK_WASM_FLAGS, QUICK_WASM_SET, runsWasm } from './quick-wasm.js';
 function main(): void {
     const here = typeof __dirname === 'string' ? __dirname : '.';
     // (scripts/bundle.mjs makes each flavor's cache in a run of its own: CALVIN_CODE_CACHE=write:<flavor>)
+    const args = process.argv.slice(2);
+    // (PATH is searched once: for the guess, and for the `--version` started below)
+    let z3: string | undefined | null = null;
+    const nativeZ3 = () => (z3 === null ? (z3 = findNativeZ3()) : z3);
     const making = /^write:(wasm|plain)$/.exec(process.env.CALVIN_CODE_CACHE ?? '')?.[1];
-    const wasm = making ? making === 'wasm' : runsWasm(process.argv.slice(2));
+    const wasm = making ? making === 'wasm' : runsWasm(args, () => nativeZ3() !== undefined);
     if (wasm) {
         v8.setFlagsFromString(QUICK_WASM_FLAGS.join(' '));
         (globalThis as Record<symbol, unknown>)[QUICK_WASM_SET] = true;
     }
     // (a native run: the z3's `--version` runs while the bundle loads)
-    const args = process.argv.slice(2);
     if (!wasm && (args[0] === 'check' || args[0] === 'infer') && !args.includes('--no-verify')) {
-        const z3 = findNativeZ3();
-        if (z3) prefetchNativeZ3Version(z3);
+        const found = nativeZ3();
+        if (found) prefetchNativeZ3Version(found);
     }
     loadBundle(path.join(here, 'calvin-main.cjs'), wasm ? 'wasm' : 'plain');
 }

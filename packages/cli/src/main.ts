@@ -42,8 +42,7 @@ program
         finishing = true;
         try {
             const debug = options.verbose === true || !!process.env.CALVIN_DEBUG;
-            if (options.verify && await awaitPrefetchedZ3Version(options.z3Path) && process.env.CALVIN_DEBUG) process.stderr.write('calvin: z3 --version: the answer of the run started at launch\n');
-            const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
+            const solver = options.verify ? await commandSolver(options.solver, options.z3Path) : undefined;
             if (solver && debug) process.stderr.write(`calvin: solver: ${printableLines(solver.description)}${solver.kind === 'z3-wasm' && quickWasmFlags() ? `; V8 ${QUICK_WASM_FLAGS.join(' ')} (launch.ts)` : ''}\n`);
             const { skipped, checked, notChecked, ...report } = await check(files, {
                 verify: options.verify,
@@ -80,6 +79,12 @@ program
             process.exit(2);
         }
     });
+
+/** The solver of a verifying command, with the answer of a `z3 --version` the launcher started (launch.ts). */
+async function commandSolver(choice: SolverChoice, z3Path: string | undefined): Promise<ReturnType<typeof resolveSolver>> {
+    if (await awaitPrefetchedZ3Version(z3Path) && process.env.CALVIN_DEBUG) process.stderr.write('calvin: z3 --version: the answer of the run started at launch\n');
+    return resolveSolver(choice, z3Path);
+}
 
 /**
  * No silent exit: if Node runs out of work while a command is still
@@ -174,8 +179,7 @@ program
     .action(async (files: string[], options: { format: 'text' | 'json'; write?: boolean; verify: boolean; solver: SolverChoice; z3Path?: string; timeLimit: string; jobs: string }) => {
         finishing = true;
         try {
-            if (options.verify && await awaitPrefetchedZ3Version(options.z3Path) && process.env.CALVIN_DEBUG) process.stderr.write('calvin: z3 --version: the answer of the run started at launch\n');
-            const solver = options.verify ? resolveSolver(options.solver, options.z3Path) : undefined;
+            const solver = options.verify ? await commandSolver(options.solver, options.z3Path) : undefined;
             const r = await inferFiles(files, {
                 write: options.write === true, format: options.format, verify: options.verify,
                 verifier: { solver: solver?.kind ?? 'z3-wasm', z3Path: solver?.z3Path, timeLimitMs: Number(options.timeLimit), jobs: jobsWithin(Number(options.jobs)), infer: true },

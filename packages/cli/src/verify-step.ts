@@ -28,14 +28,14 @@ export interface VerifyStepOptions {
     witness?: { bounds?: Partial<WitnessBounds> };
 }
 
+/** The witness searches of one program have this many time limits (--time-limit) in all. */
+const WITNESS_BUDGET = 2;
+
 /**
  * The solver of a command: native z3 hands the queries it gives up on to Z3 in
  * WebAssembly (solver-host/fallback.ts: Debian's z3 4.8 loops on some that the
  * later release answers at once).
  */
-/** The witness searches of one program have this many time limits (--time-limit) in all. */
-const WITNESS_BUDGET = 2;
-
 export function commandBackend(options: Pick<VerifyStepOptions, 'solver' | 'jobs' | 'z3Path' | 'trace'>): SolverBackend {
     return createBackend(options.solver, {
         workers: options.jobs, z3Path: options.z3Path, fallback: true,
